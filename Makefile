@@ -1,0 +1,74 @@
+# Convenience front end for the CMake build. Every target installs missing
+# Debian packages first (scripts/install-deps.sh), configures its build
+# directory once (delete it or `make clean` to reconfigure), then builds.
+#
+#   make build       Release build in build/
+#   make test        build + ctest (C++ tests, pytest, find_package consumer)
+#   make demo        build + run build/examples/demo
+#   make bench       -march=native build in build-bench/, run plucker_bench $(BENCH_ARGS)
+#   make test-asan   ASan+UBSan build in build-asan/ + ctest
+#   make fuzz        clang libFuzzer build in build-fuzz/, each fuzzer for $(FUZZ_SECONDS) s
+#   make clean       remove all build directories
+
+CMAKE ?= cmake
+CTEST ?= ctest
+JOBS ?= 2
+BENCH_ARGS ?=
+FUZZ_SECONDS ?= 60
+
+# $(call configure,<dir>,<cmake args>): configure <dir> unless already configured.
+define configure
+	@if [ ! -f $(1)/CMakeCache.txt ] || [ ! -f $(1)/cmake_install.cmake ]; then \
+	  echo "== configuring $(1)"; \
+	  $(CMAKE) -S . -B $(1) $(2); \
+	fi
+endef
+
+.PHONY: all build test demo bench test-asan fuzz clean
+
+all: build
+
+build:
+	@scripts/install-deps.sh
+	$(call configure,build,-DCMAKE_BUILD_TYPE=Release)
+	$(CMAKE) --build build -j$(JOBS)
+
+test: build
+	$(CTEST) --test-dir build --output-on-failure -j$(JOBS)
+
+demo: build
+	@if [ -x build/examples/demo ]; then \
+	  build/examples/demo; \
+	else \
+	  echo "make demo: no examples/demo.cpp yet (build/examples/demo not built)"; \
+	fi
+
+bench:
+	@scripts/install-deps.sh --bench
+	$(call configure,build-bench,-DCMAKE_BUILD_TYPE=Release -DPLUCKER_NATIVE=ON \
+	  -DPLUCKER_BUILD_TESTS=OFF -DPLUCKER_BUILD_PYTHON=OFF -DPLUCKER_BUILD_EXAMPLES=OFF)
+	@if ls bench/*.cpp 2>/dev/null | grep -qv '/peer_'; then \
+	  $(CMAKE) --build build-bench --target plucker_bench -j$(JOBS) && \
+	  build-bench/plucker_bench $(BENCH_ARGS); \
+	else \
+	  echo "make bench: no bench/*.cpp yet"; \
+	fi
+
+test-asan:
+	@scripts/install-deps.sh
+	$(call configure,build-asan,-DCMAKE_BUILD_TYPE=Debug -DPLUCKER_SANITIZE=ON \
+	  -DPLUCKER_BUILD_PYTHON=OFF -DPLUCKER_BUILD_BENCH=OFF)
+	$(CMAKE) --build build-asan -j$(JOBS)
+	$(CTEST) --test-dir build-asan --output-on-failure -j$(JOBS)
+
+fuzz:
+	@scripts/install-deps.sh --fuzz
+	$(call configure,build-fuzz,-DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_COMPILER=clang++ -DPLUCKER_BUILD_FUZZ=ON \
+	  -DPLUCKER_BUILD_TESTS=OFF -DPLUCKER_BUILD_PYTHON=OFF \
+	  -DPLUCKER_BUILD_BENCH=OFF -DPLUCKER_BUILD_EXAMPLES=OFF)
+	$(CMAKE) --build build-fuzz -j$(JOBS)
+	@scripts/run-fuzz.sh build-fuzz/fuzz $(FUZZ_SECONDS)
+
+clean:
+	rm -rf build build-bench build-asan build-fuzz

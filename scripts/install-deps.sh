@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Install the Debian packages plucker needs. Idempotent and silent when
+# everything is already installed.
+#
+#   scripts/install-deps.sh            core build/test dependencies
+#   scripts/install-deps.sh --bench    + peer libraries for the benchmarks
+#   scripts/install-deps.sh --fuzz     + clang and libFuzzer runtime
+set -euo pipefail
+
+packages=(
+  build-essential cmake
+  libeigen3-dev liburdfdom-dev
+  libgtest-dev libbenchmark-dev
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-matplotlib
+)
+bench_packages=(libmujoco-dev liborocos-kdl-dev libkdl-parser-dev libdart-dev libdart-utils-urdf-dev)
+fuzz_packages=(clang libclang-rt-14-dev)
+
+for arg in "$@"; do
+  case "$arg" in
+    --bench) packages+=("${bench_packages[@]}") ;;
+    --fuzz) packages+=("${fuzz_packages[@]}") ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "install-deps.sh: unknown argument '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for pkg in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$pkg")
+done
+((${#missing[@]} == 0)) && exit 0
+
+echo "install-deps.sh: installing ${missing[*]}"
+if [[ $(id -u) -eq 0 ]]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+  sudo=(sudo)
+else
+  echo "install-deps.sh: not root and sudo not found; install manually: ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,197 @@
+// Out-of-line parts of the spatial algebra: constructors with checks, 6x6
+// conversions, printing. The hot operations are inline in the headers.
+#include <cmath>
+#include <ostream>
+#include <sstream>
+
+#include <Eigen/Eigenvalues>
+
+#include "plucker/errors.hpp"
+#include "plucker/spatial.hpp"
+
+namespace plucker {
+
+namespace {
+const Eigen::IOFormat kRow(Eigen::FullPrecision, Eigen::DontAlignCols, ", ", ", ", "", "", "[", "]");
+}
+
+std::ostream& operator<<(std::ostream& os, const Motion& m) {
+  return os << "Motion(angular=" << m.angular.transpose().format(kRow) << ", linear=" << m.linear.transpose().format(kRow)
+            << ")";
+}
+std::ostream& operator<<(std::ostream& os, const Force& f) {
+  return os << "Force(moment=" << f.angular.transpose().format(kRow) << ", force=" << f.linear.transpose().format(kRow)
+            << ")";
+}
+std::ostream& operator<<(std::ostream& os, const Transform& X) {
+  return os << "Transform(E=" << X.E.format(kRow) << ", r=" << X.r.transpose().format(kRow) << ")";
+}
+std::ostream& operator<<(std::ostream& os, const RigidBodyInertia& I) {
+  return os << "RigidBodyInertia(mass=" << I.mass() << ", com=" << I.com().transpose().format(kRow)
+            << ", inertia_origin=" << I.inertia_origin().format(kRow) << ")";
+}
+
+// ---------------------------------------------------------------- Transform
+Transform Transform::rot_x(double a) {
+  const double c = std::cos(a), s = std::sin(a);
+  Mat3 E;
+  E << 1, 0, 0, 0, c, s, 0, -s, c;
+  return Transform(E, Vec3::Zero());
+}
+Transform Transform::rot_y(double a) {
+  const double c = std::cos(a), s = std::sin(a);
+  Mat3 E;
+  E << c, 0, -s, 0, 1, 0, s, 0, c;
+  return Transform(E, Vec3::Zero());
+}
+Transform Transform::rot_z(double a) {
+  const double c = std::cos(a), s = std::sin(a);
+  Mat3 E;
+  E << c, s, 0, -s, c, 0, 0, 0, 1;
+  return Transform(E, Vec3::Zero());
+}
+Transform Transform::axis_angle(const Vec3& axis, double angle) {
+  const double n = axis.norm();
+  if (!axis.allFinite() || !std::isfinite(angle)) throw InvalidArgument("Transform::axis_angle: non-finite axis or angle");
+  if (n < 1e-12) throw InvalidArgument("Transform::axis_angle: zero-length axis");
+  const Mat3 R = Eigen::AngleAxisd(angle, axis / n).toRotationMatrix();
+  return Transform(R.transpose(), Vec3::Zero());
+}
+Transform Transform::from_quaternion(const Quat& q, const Vec3& p) {
+  if (!q.coeffs().allFinite() || !p.allFinite()) throw InvalidArgument("Transform::from_quaternion: non-finite value");
+  if (std::abs(q.norm() - 1.0) > 1e-9) {
+    std::ostringstream msg;
+    msg << "Transform::from_quaternion: quaternion is not unit (norm " << q.norm() << ")";
+    throw InvalidArgument(msg.str());
+  }
+  return Transform(q.toRotationMatrix().transpose(), p);
+}
+Transform Transform::translation(const Vec3& p) { return Transform(Mat3::Identity(), p); }
+Transform Transform::from_rpy_xyz(const Vec3& rpy, const Vec3& xyz) {
+  const Mat3 R = (Eigen::AngleAxisd(rpy.z(), Vec3::UnitZ()) * Eigen::AngleAxisd(rpy.y(), Vec3::UnitY()) *
+                  Eigen::AngleAxisd(rpy.x(), Vec3::UnitX()))
+                     .toRotationMatrix();
+  return from_pose(R, xyz);
+}
+Mat6 Transform::matrix_motion() const {
+  Mat6 X = Mat6::Zero();
+  X.topLeftCorner<3, 3>() = E;
+  X.bottomLeftCorner<3, 3>() = -E * skew(r);
+  X.bottomRightCorner<3, 3>() = E;
+  return X;
+}
+Mat6 Transform::matrix_force() const {
+  Mat6 X = Mat6::Zero();
+  X.topLeftCorner<3, 3>() = E;
+  X.topRightCorner<3, 3>() = -E * skew(r);
+  X.bottomRightCorner<3, 3>() = E;
+  return X;
+}
+Eigen::Matrix4d Transform::homogeneous() const {
+  Eigen::Matrix4d T = Eigen::Matrix4d::Identity();
+  T.topLeftCorner<3, 3>() = E.transpose();
+  T.topRightCorner<3, 1>() = r;
+  return T;
+}
+
+// ---------------------------------------------------------------- inertia
+std::string InertiaCheck::describe() const {
+  std::ostringstream s;
+  auto add = [&](const char* what) { s << (s.tellp() > 0 ? "; " : "") << what; };
+  if (!finite) add("non-finite value");
+  if (!mass_non_negative) add("negative mass");
+  else if (!mass_positive) add("zero mass");
+  if (!symmetric) add("inertia tensor not symmetric");
+  if (!positive_semidefinite) add("inertia tensor not positive semi-definite");
+  else if (!positive_definite) add("inertia tensor singular (point mass or rank-deficient)");
+  if (!triangle_inequality) add("principal moments violate the triangle inequality");
+  return s.str();
+}
+
+InertiaCheck check_inertia(double mass, const Vec3& com, const Mat3& Ic, double tol) {
+  InertiaCheck c;
+  c.finite = std::isfinite(mass) && com.allFinite() && Ic.allFinite();
+  if (!c.finite) {
+    c.mass_non_negative = c.mass_positive = c.symmetric = c.positive_semidefinite = c.positive_definite =
+        c.triangle_inequality = false;
+    return c;
+  }
+  c.mass_non_negative = mass >= 0.0;
+  c.mass_positive = mass > 0.0;
+  const double scale = Ic.cwiseAbs().maxCoeff();
+  c.symmetric = (Ic - Ic.transpose()).cwiseAbs().maxCoeff() <= tol * scale;
+  const Mat3 sym = 0.5 * (Ic + Ic.transpose());
+  Eigen::SelfAdjointEigenSolver<Mat3> eig(sym, Eigen::EigenvaluesOnly);
+  c.principal_moments = eig.eigenvalues();  // ascending
+  const Vec3& p = c.principal_moments;
+  c.positive_semidefinite = p(0) >= -tol * scale;
+  c.positive_definite = p(0) > tol * scale;
+  c.triangle_inequality = p(2) <= p(0) + p(1) + tol * scale;
+  return c;
+}
+
+RigidBodyInertia RigidBodyInertia::from_mass_com_inertia(double mass, const Vec3& com, const Mat3& Ic) {
+  const InertiaCheck c = check_inertia(mass, com, Ic);
+  if (!c.valid()) throw InvalidArgument("RigidBodyInertia: invalid rigid body: " + c.describe());
+  return unchecked(mass, com, Ic);
+}
+RigidBodyInertia RigidBodyInertia::unchecked(double mass, const Vec3& com, const Mat3& Ic) {
+  // Parallel-axis theorem: Ibar = Ic + m cx cx^T = Ic - m cx cx.
+  const Mat3 cx = skew(com);
+  return from_parameters(mass, mass * com, Ic - mass * cx * cx);
+}
+RigidBodyInertia RigidBodyInertia::from_matrix(const Mat6& M, double tol) {
+  const double m = M(3, 3);
+  const Mat3 hx = M.topRightCorner<3, 3>();
+  const Vec3 h(hx(2, 1), hx(0, 2), hx(1, 0));
+  Mat6 expected = Mat6::Zero();
+  expected.topLeftCorner<3, 3>() = M.topLeftCorner<3, 3>();
+  expected.topRightCorner<3, 3>() = skew(h);
+  expected.bottomLeftCorner<3, 3>() = skew(h).transpose();
+  expected.bottomRightCorner<3, 3>() = m * Mat3::Identity();
+  const double scale = std::max(1.0, M.cwiseAbs().maxCoeff());
+  if (!M.allFinite() || (M - expected).cwiseAbs().maxCoeff() > tol * scale ||
+      (M - M.transpose()).cwiseAbs().maxCoeff() > tol * scale)
+    throw InvalidArgument("RigidBodyInertia::from_matrix: not of the form [Ibar hx; hx^T m1]");
+  return from_parameters(m, h, M.topLeftCorner<3, 3>());
+}
+Mat3 RigidBodyInertia::inertia_com() const {
+  if (m_ <= 0.0) return Ibar_;
+  const Mat3 cx = skew(com());
+  return Ibar_ + m_ * cx * cx;
+}
+Mat6 RigidBodyInertia::matrix() const {
+  Mat6 M;
+  const Mat3 hx = skew(h_);
+  M.topLeftCorner<3, 3>() = Ibar_;
+  M.topRightCorner<3, 3>() = hx;
+  M.bottomLeftCorner<3, 3>() = hx.transpose();
+  M.bottomRightCorner<3, 3>() = m_ * Mat3::Identity();
+  return M;
+}
+RigidBodyInertia RigidBodyInertia::transformed(const Transform& X) const {
+  // RBDA Table 2.8: h' = E(h - m r); Ibar' = E(Ibar + rx hx + (h - m r)x rx) E^T.
+  const Vec3 hr = h_ - m_ * X.r;
+  const Mat3 rx = skew(X.r);
+  const Mat3 Ib = X.E * (Ibar_ + rx * skew(h_) + skew(hr) * rx) * X.E.transpose();
+  return from_parameters(m_, X.E * hr, Ib);
+}
+
+ArticulatedBodyInertia ArticulatedBodyInertia::transformed_inverse(const Transform& X) const {
+  // X = diag(E,E) [1 0; -rx 1]: rotate the blocks, then shift by r.
+  const Mat3& E = X.E;
+  const Mat3 A = E.transpose() * M_.topLeftCorner<3, 3>() * E;
+  const Mat3 B = E.transpose() * M_.topRightCorner<3, 3>() * E;
+  const Mat3 C = E.transpose() * M_.bottomRightCorner<3, 3>() * E;
+  const Mat3 rx = skew(X.r);
+  const Mat3 rxC = rx * C;
+  const Mat3 rxBt = rx * B.transpose();
+  Mat6 out;
+  out.topLeftCorner<3, 3>() = A + rxBt + rxBt.transpose() - rxC * rx;
+  out.topRightCorner<3, 3>() = B + rxC;
+  out.bottomLeftCorner<3, 3>() = (B + rxC).transpose();
+  out.bottomRightCorner<3, 3>() = C;
+  return ArticulatedBodyInertia(out);
+}
+
+}  // namespace plucker
