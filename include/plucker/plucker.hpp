@@ -1,0 +1,11 @@
+// Everything in one include.
+#pragma once
+
+#include "plucker/algorithms/aba.hpp"
+#include "plucker/algorithms/crba.hpp"
+#include "plucker/algorithms/data.hpp"
+#include "plucker/algorithms/kinematics.hpp"
+#include "plucker/algorithms/rnea.hpp"
+#include "plucker/errors.hpp"
+#include "plucker/model/model.hpp"
+#include "plucker/spatial.hpp"

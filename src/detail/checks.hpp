@@ -1,0 +1,46 @@
+// Argument checks shared by the algorithms: done once at the API boundary, so the
+// recursions themselves never test or throw.
+#pragma once
+
+#include <string>
+
+#include "plucker/algorithms/rnea.hpp"
+#include "plucker/errors.hpp"
+
+namespace plucker::detail {
+
+inline void check_data(const Model& model, const Data& data, const char* fn) {
+  if (data.nbodies != model.nbodies() || data.nq != model.nq() || data.nv != model.nv())
+    throw InvalidArgument(std::string(fn) + ": Data was made for a different model (nbodies " +
+                          std::to_string(data.nbodies) + " vs " + std::to_string(model.nbodies()) + ")");
+}
+
+inline void check_forces(const Model& model, ExternalForces f_ext, const char* fn) {
+  if (static_cast<int>(f_ext.size()) != model.nbodies())
+    throw InvalidArgument(std::string(fn) + ": f_ext has " + std::to_string(f_ext.size()) +
+                          " entries, expected nbodies = " + std::to_string(model.nbodies()));
+  for (int i = 0; i < model.nbodies(); ++i)
+    if (!f_ext[i].angular.allFinite() || !f_ext[i].linear.allFinite())
+      throw InvalidArgument(std::string(fn) + ": f_ext is not finite on body '" + model.body_name(i) + "'");
+}
+
+/// Dispatch once per body to the joint kind's kernel.
+template <class F>
+inline decltype(auto) visit_joint(const JointModel& joint, F&& f) {
+  return std::visit(std::forward<F>(f), joint);
+}
+
+/// Compile-time sizes of a joint kind's per-joint matrices (NV may be Dynamic, at most 6).
+template <class J>
+struct JointDims {
+  static constexpr int nv = J::NV;
+  static constexpr int max = J::NV == Eigen::Dynamic ? 6 : J::NV;
+  using MatU = Eigen::Matrix<double, 6, nv, 0, 6, max>;
+  using MatD = Eigen::Matrix<double, nv, nv, 0, max, max>;
+  using VecD = Eigen::Matrix<double, nv, 1, 0, max, 1>;
+};
+
+/// Relative size below which a joint-space pivot counts as zero (massless moving subtree).
+inline constexpr double kSingularPivot = 1e-12;
+
+}  // namespace plucker::detail
