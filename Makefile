@@ -37,11 +37,8 @@ test: build
 	$(CTEST) --test-dir build --output-on-failure -j$(JOBS)
 
 demo: build
-	@if [ -x build/examples/demo ]; then \
-	  build/examples/demo; \
-	else \
-	  echo "make demo: no examples/demo.cpp yet (build/examples/demo not built)"; \
-	fi
+	build/examples/demo examples/models/plucker_arm.urdf build/demo
+	/usr/bin/python3 examples/plot_demo.py build/demo/trajectory.csv build/demo/demo.png
 
 bench:
 	@scripts/install-deps.sh --bench
