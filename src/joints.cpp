@@ -27,8 +27,9 @@ Vec3 quat_log(const Quat& q_in) {
   const Vec3 v = q.vec();
   const double s = v.norm();
   const double t = 2.0 * std::atan2(s, q.w());
-  // t / sin(t/2), with its series 2 (1 + t^2/24) near 0.
-  const double k = s < 1e-8 ? 2.0 / q.w() * (1.0 + s * s / (6.0 * q.w() * q.w())) : t / s;
+  // k = t / s = 2 atan(s / w) / s, with its series 2/w (1 - s^2 / (3 w^2)) near s = 0
+  // (= 2 (1 + t^2/24) = t / sin(t/2) for a unit quaternion).
+  const double k = s < 1e-8 ? 2.0 / q.w() * (1.0 - s * s / (3.0 * q.w() * q.w())) : t / s;
   return k * v;
 }
 

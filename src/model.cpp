@@ -101,6 +101,9 @@ int Model::add_body(int parent, const JointModel& joint, const Transform& X_tree
   nq_j_.push_back(nq);
   nv_j_.push_back(nv);
   for (int k = 0; k < nv; ++k) joint_of_v_.push_back(i);
+  int quaternion_offset = 0;
+  if (has_unit_quaternion(joint, quaternion_offset)) unit_blocks_.push_back({nq_ + quaternion_offset, 4, i});
+  if (std::holds_alternative<JointPlanar>(joint)) unit_blocks_.push_back({nq_ + 2, 2, i});
   nq_ += nq;
   nv_ += nv;
   auto append = [](VecX& all, const VecX& x) {
@@ -186,19 +189,20 @@ void Model::check_configuration(const Eigen::Ref<const VecX>& q, const char* wha
     m << what << " has size " << q.size() << ", expected nq = " << nq_;
     throw InvalidArgument(m.str());
   }
-  for (int i = 1; i < nbodies(); ++i) {
-    for (int k = 0; k < nq_j_[i]; ++k)
-      if (!std::isfinite(q[idx_q_[i] + k]))
-        throw InvalidArgument(std::string(what) + " is not finite at joint '" + joint_names_[i] + "'");
-    int off = 0;
-    if (has_unit_quaternion(joint_[i], off)) {
-      const double n = q.segment<4>(idx_q_[i] + off).norm();
-      if (std::abs(n - 1.0) > 1e-6) {
-        std::ostringstream m;
-        m << what << ": quaternion of joint '" << joint_names_[i] << "' is not unit (norm " << n
-          << "); normalize(model, q) first";
-        throw InvalidArgument(m.str());
-      }
+  if (!q.allFinite()) {  // slow path only to name the joint
+    for (int i = 1; i < nbodies(); ++i)
+      for (int k = 0; k < nq_j_[i]; ++k)
+        if (!std::isfinite(q[idx_q_[i] + k]))
+          throw InvalidArgument(std::string(what) + " is not finite at joint '" + joint_names_[i] + "'");
+  }
+  // Quaternions and planar (cos, sin) pairs must be unit: X_J is not a rotation otherwise.
+  for (const UnitBlock& u : unit_blocks_) {
+    const double n2 = q.segment(u.q_index, u.size).squaredNorm();
+    if (std::abs(n2 - 1.0) > 2e-6) {  // |n^2 - 1| ~ 2 |n - 1|: a 1e-6 tolerance on the norm
+      std::ostringstream m;
+      m << what << ": " << (u.size == 4 ? "quaternion" : "(cos, sin) pair") << " of joint '" << joint_names_[u.joint]
+        << "' is not unit (norm " << std::sqrt(n2) << "); normalize(model, q) first";
+      throw InvalidArgument(m.str());
     }
   }
 }

@@ -115,7 +115,8 @@ class Model {
   /// True when joint 1 is a free-flyer attached to the base (a floating-base robot).
   bool has_floating_base() const;
 
-  /// Checks that q has size nq, is finite and has unit quaternions (to 1e-6); throws
+  /// Checks that q has size nq, is finite and has unit quaternions and unit planar (cos, sin)
+  /// pairs (to 1e-6); throws
   /// InvalidArgument naming the argument (`what`) and the offending joint otherwise.
   void check_configuration(const Eigen::Ref<const VecX>& q, const char* what = "q") const;
   /// Checks size nv and finiteness.
@@ -134,6 +135,10 @@ class Model {
   std::unordered_map<std::string, int> body_index_, joint_index_, frame_index_;
   std::vector<Frame> frames_;
   std::vector<MimicRelation> mimics_;
+  struct UnitBlock {
+    int q_index, size, joint;  ///< a unit quaternion (size 4) or planar (cos, sin) pair (size 2) in q
+  };
+  std::vector<UnitBlock> unit_blocks_;
   Vec3 gravity_ = Vec3(0.0, 0.0, -9.81);
   std::string name_ = "model";
   int nq_ = 0, nv_ = 0;
