@@ -98,7 +98,9 @@ Eigen::Matrix4d Transform::homogeneous() const {
 std::string InertiaCheck::describe() const {
   std::ostringstream s;
   auto add = [&](const char* what) { s << (s.tellp() > 0 ? "; " : "") << what; };
-  if (!finite) add("non-finite value");
+  // With a NaN/inf input the other checks were not evaluated (check_inertia sets their
+  // flags to false), so listing them would blame e.g. a NaN mass as "negative mass".
+  if (!finite) return "non-finite value (mass, COM or inertia tensor)";
   if (!mass_non_negative) add("negative mass");
   else if (!mass_positive) add("zero mass");
   if (!symmetric) add("inertia tensor not symmetric");
@@ -170,24 +172,32 @@ Mat6 RigidBodyInertia::matrix() const {
   return M;
 }
 RigidBodyInertia RigidBodyInertia::transformed(const Transform& X) const {
-  // RBDA Table 2.8: h' = E(h - m r); Ibar' = E(Ibar + rx hx + (h - m r)x rx) E^T.
+  // RBDA Table 2.8: h' = E(h - m r); Ibar' = E(Ibar + rx hx + (h - m r)x rx) E^T, with the
+  // skew products expanded by a x b x = b a^T - (a.b) 1.
   const Vec3 hr = h_ - m_ * X.r;
-  const Mat3 rx = skew(X.r);
-  const Mat3 Ib = X.E * (Ibar_ + rx * skew(h_) + skew(hr) * rx) * X.E.transpose();
-  return from_parameters(m_, X.E * hr, Ib);
+  Mat3 inner = Ibar_;
+  inner.noalias() += h_ * X.r.transpose() + X.r * hr.transpose();
+  inner.diagonal().array() -= X.r.dot(h_) + X.r.dot(hr);
+  return from_parameters(m_, X.E * hr, X.E * inner * X.E.transpose());
 }
 
 ArticulatedBodyInertia ArticulatedBodyInertia::transformed_inverse(const Transform& X) const {
-  // X = diag(E,E) [1 0; -rx 1]: rotate the blocks, then shift by r.
+  // X = diag(E,E) [1 0; -rx 1]: rotate the blocks, then shift by r:
+  //   A' = A + rx B^T - B rx - rx C rx,  B' = B + rx C,  C' = C.
+  // Products with rx are done as cross products (column-wise rx M, row-wise M rx).
   const Mat3& E = X.E;
-  const Mat3 A = E.transpose() * M_.topLeftCorner<3, 3>() * E;
-  const Mat3 B = E.transpose() * M_.topRightCorner<3, 3>() * E;
-  const Mat3 C = E.transpose() * M_.bottomRightCorner<3, 3>() * E;
-  const Mat3 rx = skew(X.r);
-  const Mat3 rxC = rx * C;
-  const Mat3 rxBt = rx * B.transpose();
+  const Vec3& r = X.r;
+  const Mat3 A = E.transpose() * (M_.topLeftCorner<3, 3>() * E);
+  const Mat3 B = E.transpose() * (M_.topRightCorner<3, 3>() * E);
+  const Mat3 C = E.transpose() * (M_.bottomRightCorner<3, 3>() * E);
+  Mat3 rxC, rxBt, rxCrx;
+  for (int k = 0; k < 3; ++k) {
+    rxC.col(k) = r.cross(C.col(k));
+    rxBt.col(k) = r.cross(B.row(k).transpose());
+  }
+  for (int k = 0; k < 3; ++k) rxCrx.row(k) = -r.cross(rxC.row(k).transpose()).transpose();  // m^T rx = -(r x m)^T
   Mat6 out;
-  out.topLeftCorner<3, 3>() = A + rxBt + rxBt.transpose() - rxC * rx;
+  out.topLeftCorner<3, 3>() = A + rxBt + rxBt.transpose() - rxCrx;
   out.topRightCorner<3, 3>() = B + rxC;
   out.bottomLeftCorner<3, 3>() = (B + rxC).transpose();
   out.bottomRightCorner<3, 3>() = C;

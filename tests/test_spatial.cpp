@@ -234,8 +234,9 @@ TEST(SpatialTransform, PowerIsFrameInvariant) {
     const double scale = (1.0 + X.r.norm()) * (1.0 + X.r.norm()) * m.vector().norm() * f.vector().norm();
     ASSERT_TRUE(CloseScalar(dot(X.apply(m), X.apply(f)), dot(m, f), kTol, scale)) << "sample " << i;
     ASSERT_TRUE(CloseScalar(dot(X.apply_inverse(m), X.apply_inverse(f)), dot(m, f), kTol, scale)) << "sample " << i;
-    ASSERT_DOUBLE_EQ(dot(m, f), dot(f, m));
-    ASSERT_DOUBLE_EQ(dot(m, f), m.vector().dot(f.vector()));
+    ASSERT_EQ(dot(m, f), dot(f, m));
+    // Different summation order from Eigen's 6-vector dot: same |m||f| scale as above.
+    ASSERT_TRUE(CloseScalar(dot(m, f), m.vector().dot(f.vector()), kTol, m.vector().norm() * f.vector().norm()));
   }
 }
 
@@ -496,8 +497,9 @@ TEST(SpatialAcceleration, RotationAboutFixedAxisMatchesClosedForm) {
     const Vec3 expected = wd.cross(x - p0) + w.cross(w.cross(x - p0));
     ASSERT_TRUE(Close(classical_acceleration(v, a, x), expected)) << "sample " << i;
     ASSERT_TRUE(Close(point_velocity(v, x), Vec3(w.cross(x - p0)))) << "sample " << i;
-    // A point on the axis does not move at all.
-    ASSERT_TRUE(Close(classical_acceleration(v, a, Vec3(p0 + 0.7 * u)), Vec3::Zero(), kTol, 100.0)) << "sample " << i;
+    // A point on the axis does not move at all. The result is ~0 by cancellation of
+    // terms of size |wd|(|p0| + |x|) + |w|^2 (|p0| + |x|) <= (3 + 36) * (3.5 + 4.2) < 300.
+    ASSERT_TRUE(Close(classical_acceleration(v, a, Vec3(p0 + 0.7 * u)), Vec3::Zero(), kTol, 300.0)) << "sample " << i;
   }
 }
 

@@ -18,7 +18,8 @@ namespace plucker {
 /// What is wrong with a (mass, inertia-about-COM) pair, if anything. Used by the
 /// checked constructor (which refuses all issues) and by loaders (which apply a policy).
 struct InertiaCheck {
-  bool finite = true;               ///< mass, COM and tensor are finite
+  bool finite = true;               ///< mass, COM and tensor are finite (if not, the other
+                                    ///< checks are not evaluated and all read false)
   bool mass_non_negative = true;    ///< m >= 0
   bool mass_positive = true;        ///< m > 0
   bool symmetric = true;            ///< |I - I^T| <= tol |I|
@@ -84,11 +85,13 @@ class RigidBodyInertia {
   RigidBodyInertia transformed(const Transform& X) const;
   /// X^T I X: the inertia given in B expressed in A (X = B_X_A).
   RigidBodyInertia transformed_inverse(const Transform& X) const {
-    // h_A = E^T h + m r;  Ibar_A = E^T Ibar E - rx (E^T h)x - (E^T h + m r)x rx
+    // h_A = E^T h + m r;  Ibar_A = E^T Ibar E - rx h1x - h_Ax rx  with h1 = E^T h, and the
+    // skew products expanded by a x b x = b a^T - (a.b) 1 (no dense 3x3 skew products).
     const Vec3 h1 = X.E.transpose() * h_;
     const Vec3 hA = h1 + m_ * X.r;
-    const Mat3 rx = skew(X.r);
-    const Mat3 IA = X.E.transpose() * Ibar_ * X.E - rx * skew(h1) - skew(hA) * rx;
+    Mat3 IA = X.E.transpose() * (Ibar_ * X.E);
+    IA.noalias() -= h1 * X.r.transpose() + X.r * hA.transpose();
+    IA.diagonal().array() += X.r.dot(h1) + X.r.dot(hA);
     return from_parameters(m_, hA, IA);
   }
 
