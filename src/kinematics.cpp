@@ -57,7 +57,7 @@ void forward_kinematics(const Model& model, Data& data, const Eigen::Ref<const V
   kinematics_impl<true, true>(model, data, q.data(), v.data(), a.data());
 }
 
-Eigen::Matrix4d body_pose(const Data& data, int body) { return data.X_base.at(body).inverse().homogeneous(); }
+Eigen::Matrix4d body_pose(const Data& data, int body) { return data.X_base.at(body).homogeneous(); }
 
 Transform frame_transform(const Model& model, const Data& data, int frame) {
   if (frame < 0 || frame >= static_cast<int>(model.frames().size()))
@@ -67,7 +67,7 @@ Transform frame_transform(const Model& model, const Data& data, int frame) {
 }
 
 Eigen::Matrix4d frame_pose(const Model& model, const Data& data, int frame) {
-  return frame_transform(model, data, frame).inverse().homogeneous();
+  return frame_transform(model, data, frame).homogeneous();
 }
 
 const Matrix6X& body_jacobian(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, int body,
