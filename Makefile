@@ -6,6 +6,10 @@
 #   make test        build + ctest (C++ tests, pytest, find_package consumer)
 #   make demo        build + run build/examples/demo
 #   make bench       -march=native build in build-bench/, run plucker_bench $(BENCH_ARGS)
+#                    (table; build/bench/results.json), then bench/make_report.py
+#                    (docs/benchmarks.md)
+#   make bench-scaling  same build, plucker_bench --scaling, bench/plot_scaling.py
+#                    (build/bench/scaling.json, docs/scaling.png)
 #   make test-asan   ASan+UBSan build in build-asan/ + ctest
 #   make fuzz        clang libFuzzer build in build-fuzz/, each fuzzer for $(FUZZ_SECONDS) s
 #   make clean       remove all build directories
@@ -14,6 +18,7 @@ CMAKE ?= cmake
 CTEST ?= ctest
 JOBS ?= 2
 BENCH_ARGS ?=
+PYTHON ?= /usr/bin/python3
 FUZZ_SECONDS ?= 60
 
 # $(call configure,<dir>,<cmake args>): configure <dir> unless already configured.
@@ -24,7 +29,7 @@ define configure
 	fi
 endef
 
-.PHONY: all build test demo bench test-asan fuzz clean
+.PHONY: all build test demo bench bench-scaling test-asan fuzz clean
 
 all: build
 
@@ -46,10 +51,19 @@ bench:
 	  -DPLUCKER_BUILD_TESTS=OFF -DPLUCKER_BUILD_PYTHON=OFF -DPLUCKER_BUILD_EXAMPLES=OFF)
 	@if ls bench/*.cpp 2>/dev/null | grep -qv '/peer_'; then \
 	  $(CMAKE) --build build-bench --target plucker_bench -j$(JOBS) && \
-	  build-bench/plucker_bench $(BENCH_ARGS); \
+	  build-bench/plucker_bench $(BENCH_ARGS) && \
+	  $(PYTHON) bench/make_report.py; \
 	else \
 	  echo "make bench: no bench/*.cpp yet"; \
 	fi
+
+bench-scaling:
+	@scripts/install-deps.sh --bench
+	$(call configure,build-bench,-DCMAKE_BUILD_TYPE=Release -DPLUCKER_NATIVE=ON \
+	  -DPLUCKER_BUILD_TESTS=OFF -DPLUCKER_BUILD_PYTHON=OFF -DPLUCKER_BUILD_EXAMPLES=OFF)
+	$(CMAKE) --build build-bench --target plucker_bench -j$(JOBS)
+	build-bench/plucker_bench --scaling $(BENCH_ARGS)
+	$(PYTHON) bench/plot_scaling.py
 
 test-asan:
 	@scripts/install-deps.sh

@@ -1,0 +1,284 @@
+// MuJoCo 2.2.2 (Debian libmujoco-dev) adapter for the benchmark.
+//
+// Loading: MuJoCo's URDF importer reads the stripped URDF (no <visual>/<collision>:
+// it refuses missing meshes, and collision geometry could give massless links a mass
+// through inertiafromgeom). For a floating-base model a dummy root link and a
+// <joint type="floating" name="root_joint"> are prepended, which MuJoCo turns into a
+// free joint on the robot's root body. Damping, armature, friction loss and stiffness
+// are zeroed in the compiled mjModel, and contact, constraints, limits, equality,
+// passive and actuation forces are disabled, so that only rigid-body dynamics remain.
+//
+// Timed work, each starting from qpos (and qvel, qacc / qfrc) copied into mjData:
+//   ID: mj_kinematics, mj_comPos, mj_comVel, mj_rne(flg_acc = 1)
+//   M : mj_kinematics, mj_comPos, mj_crb (MuJoCo's sparse qM; no dense copy by mj_fullM)
+//   FD: mj_kinematics, mj_comPos, mj_crb, mj_factorM, mj_comVel, mj_rne(flg_acc = 0),
+//       qfrc_smooth = tau - qfrc_bias, mj_solveM  (the smooth part of mj_forward)
+//
+// Coordinates: a MuJoCo free joint has qpos = [x y z qw qx qy qz], qvel = [linear
+// velocity of the body origin in WORLD coordinates; angular velocity in BODY
+// coordinates], qacc its time derivative, qfrc the dual [world force; body moment].
+// plucker's free-flyer uses the body-frame spatial velocity [omega; v_o] (see peers.hpp),
+// so v_lin_mj = R v_o and acc_lin_mj = R (a_o + omega x v_o).
+#include <mujoco/mujoco.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+#include "peers.hpp"
+
+namespace plucker_bench {
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class MujocoPeer final : public Peer {
+ public:
+  MujocoPeer(mjModel* m, const ModelDesc& desc) : m_(m), d_(mj_makeData(m)), desc_(desc) {}
+  ~MujocoPeer() override {
+    if (d_) mj_deleteData(d_);
+    if (m_) mj_deleteModel(m_);
+  }
+
+  // Builds the joint map; returns "" or the reason the models do not correspond.
+  std::string map_joints() {
+    if (m_->nv != desc_.nv) return "nv differs: mujoco " + std::to_string(m_->nv) + ", plucker " + std::to_string(desc_.nv);
+    std::map<std::string, int> by_name;
+    for (int j = 0; j < m_->njnt; ++j) {
+      const char* n = mj_id2name(m_, mjOBJ_JOINT, j);
+      if (n) by_name[n] = j;
+    }
+    for (const JointDesc& jd : desc_.joints) {
+      auto it = by_name.find(jd.name);
+      if (it == by_name.end()) return "joint '" + jd.name + "' not found in the MuJoCo model";
+      const int j = it->second;
+      const int type = m_->jnt_type[j];
+      if (jd.free_flyer != (type == mjJNT_FREE)) return "joint '" + jd.name + "' has a different type";
+      if (!jd.free_flyer && type != mjJNT_HINGE && type != mjJNT_SLIDE)
+        return "joint '" + jd.name + "' is neither hinge nor slide";
+      joints_.push_back({jd, m_->jnt_qposadr[j], m_->jnt_dofadr[j]});
+    }
+    return "";
+  }
+
+  const char* library() const override { return "mujoco"; }
+
+  std::string method(Task task, std::string&) const override {
+    switch (task) {
+      case Task::InverseDynamics: return "mj_kinematics+mj_comPos+mj_comVel+mj_rne(acc)";
+      case Task::MassMatrix: return "mj_kinematics+mj_comPos+mj_crb (sparse qM)";
+      case Task::ForwardDynamics:
+        return "mj_kinematics+mj_comPos+mj_crb+mj_factorM+mj_comVel+mj_rne(bias)+mj_solveM";
+    }
+    return "";
+  }
+
+  void set_pool(const StatePool& p) override {
+    pool_ = &p;
+    n_ = p.n;
+    const std::size_t nq = m_->nq, nv = m_->nv;
+    qpos_.assign(nq * n_, 0.0);
+    qvel_.assign(nv * n_, 0.0);
+    qacc_.assign(nv * n_, 0.0);
+    qfrc_.assign(nv * n_, 0.0);
+    for (int i = 0; i < n_; ++i) {
+      const double *q = p.qi(i), *v = p.vi(i), *a = p.ai(i), *tau = p.taui(i);
+      double *mq = &qpos_[nq * i], *mv = &qvel_[nv * i], *ma = &qacc_[nv * i], *mf = &qfrc_[nv * i];
+      for (const J& j : joints_) {
+        if (!j.desc.free_flyer) {
+          mq[j.qadr] = q[j.desc.idx_q];
+          mv[j.dadr] = v[j.desc.idx_v];
+          ma[j.dadr] = a[j.desc.idx_v];
+          mf[j.dadr] = tau[j.desc.idx_v];
+          continue;
+        }
+        const double* fq = q + j.desc.idx_q;
+        const double *w = v + j.desc.idx_v, *vo = w + 3, *dw = a + j.desc.idx_v, *dvo = dw + 3;
+        const double *n_moment = tau + j.desc.idx_v, *n_force = n_moment + 3;
+        double R[9];
+        quat_xyzw_to_rot(fq + 3, R);
+        for (int k = 0; k < 3; ++k) mq[j.qadr + k] = fq[k];
+        mq[j.qadr + 3] = fq[6];  // w x y z
+        mq[j.qadr + 4] = fq[3];
+        mq[j.qadr + 5] = fq[4];
+        mq[j.qadr + 6] = fq[5];
+        rot_mul(R, vo, mv + j.dadr);  // linear velocity, world
+        for (int k = 0; k < 3; ++k) mv[j.dadr + 3 + k] = w[k];
+        double wxv[3], acc[3];
+        cross3(w, vo, wxv);
+        for (int k = 0; k < 3; ++k) acc[k] = dvo[k] + wxv[k];
+        rot_mul(R, acc, ma + j.dadr);
+        for (int k = 0; k < 3; ++k) ma[j.dadr + 3 + k] = dw[k];
+        rot_mul(R, n_force, mf + j.dadr);  // dual of the world linear velocity
+        for (int k = 0; k < 3; ++k) mf[j.dadr + 3 + k] = n_moment[k];
+      }
+    }
+    result_.assign(nv, 0.0);
+  }
+
+  void run(Task task, int i) override {
+    const std::size_t nq = m_->nq, nv = m_->nv;
+    std::memcpy(d_->qpos, &qpos_[nq * i], nq * sizeof(mjtNum));
+    switch (task) {
+      case Task::InverseDynamics:
+        std::memcpy(d_->qvel, &qvel_[nv * i], nv * sizeof(mjtNum));
+        std::memcpy(d_->qacc, &qacc_[nv * i], nv * sizeof(mjtNum));
+        mj_kinematics(m_, d_);
+        mj_comPos(m_, d_);
+        mj_comVel(m_, d_);
+        mj_rne(m_, d_, 1, result_.data());
+        break;
+      case Task::MassMatrix:
+        mj_kinematics(m_, d_);
+        mj_comPos(m_, d_);
+        mj_crb(m_, d_);
+        break;
+      case Task::ForwardDynamics:
+        std::memcpy(d_->qvel, &qvel_[nv * i], nv * sizeof(mjtNum));
+        mj_kinematics(m_, d_);
+        mj_comPos(m_, d_);
+        mj_crb(m_, d_);
+        mj_factorM(m_, d_);
+        mj_comVel(m_, d_);
+        mj_rne(m_, d_, 0, d_->qfrc_bias);
+        mju_sub(d_->qfrc_smooth, &qfrc_[nv * i], d_->qfrc_bias, m_->nv);
+        mj_solveM(m_, d_, d_->qacc, d_->qfrc_smooth, 1);
+        break;
+    }
+  }
+
+  void compute(Task task, int i, double* out) override {
+    run(task, i);
+    const int nv = m_->nv;
+    const double* q = pool_->qi(i);
+    const double* v = pool_->vi(i);
+    // Column map: plucker dof -> (mujoco dof, coefficient) entries, mj = T ours.
+    std::vector<std::vector<std::pair<int, double>>> T(nv);
+    for (const J& j : joints_) {
+      if (!j.desc.free_flyer) {
+        T[j.desc.idx_v] = {{j.dadr, 1.0}};
+        continue;
+      }
+      double R[9];
+      quat_xyzw_to_rot(q + j.desc.idx_q + 3, R);
+      for (int c = 0; c < 3; ++c) {
+        T[j.desc.idx_v + c] = {{j.dadr + 3 + c, 1.0}};
+        T[j.desc.idx_v + 3 + c] = {{j.dadr, R[c]}, {j.dadr + 1, R[3 + c]}, {j.dadr + 2, R[6 + c]}};
+      }
+    }
+    switch (task) {
+      case Task::InverseDynamics:  // tau_ours = T^T tau_mj
+        for (int c = 0; c < nv; ++c) {
+          double s = 0.0;
+          for (auto [k, w] : T[c]) s += w * result_[k];
+          out[c] = s;
+        }
+        break;
+      case Task::MassMatrix: {  // M_ours = T^T M_mj T
+        std::vector<double> M(static_cast<std::size_t>(nv) * nv);
+        mj_fullM(m_, M.data(), d_->qM);  // row-major, symmetric
+        for (int c = 0; c < nv; ++c)
+          for (int r = 0; r < nv; ++r) {
+            double s = 0.0;
+            for (auto [k, wk] : T[r])
+              for (auto [l, wl] : T[c]) s += wk * wl * M[static_cast<std::size_t>(k) * nv + l];
+            out[static_cast<std::size_t>(c) * nv + r] = s;
+          }
+        break;
+      }
+      case Task::ForwardDynamics:
+        for (const J& j : joints_) {
+          if (!j.desc.free_flyer) {
+            out[j.desc.idx_v] = d_->qacc[j.dadr];
+            continue;
+          }
+          double R[9], lin[3], wxv[3];
+          quat_xyzw_to_rot(q + j.desc.idx_q + 3, R);
+          const double *w = v + j.desc.idx_v, *vo = w + 3;
+          rot_tmul(R, d_->qacc + j.dadr, lin);
+          cross3(w, vo, wxv);
+          for (int k = 0; k < 3; ++k) {
+            out[j.desc.idx_v + k] = d_->qacc[j.dadr + 3 + k];
+            out[j.desc.idx_v + 3 + k] = lin[k] - wxv[k];
+          }
+        }
+        break;
+    }
+  }
+
+ private:
+  struct J {
+    JointDesc desc;
+    int qadr, dadr;
+  };
+  mjModel* m_;
+  mjData* d_;
+  ModelDesc desc_;
+  std::vector<J> joints_;
+  const StatePool* pool_ = nullptr;
+  int n_ = 0;
+  std::vector<double> qpos_, qvel_, qacc_, qfrc_, result_;
+};
+
+}  // namespace
+
+std::unique_ptr<Peer> make_mujoco_peer(const ModelDesc& desc, std::string& why) {
+  std::string xml = read_text(desc.urdf);
+  if (xml.empty()) {
+    why = "cannot read " + desc.urdf;
+    return nullptr;
+  }
+  if (desc.floating) {
+    // A dummy world link + a floating joint to the root link: MuJoCo's importer makes
+    // it a free joint (qpos/qvel conventions above).
+    const std::size_t robot = xml.find("<robot");
+    const std::size_t close = robot == std::string::npos ? robot : xml.find('>', robot);
+    if (close == std::string::npos) {
+      why = "no <robot> element";
+      return nullptr;
+    }
+    const std::string extra = "\n<link name=\"plucker_mj_world__\"/>\n<joint name=\"root_joint\" type=\"floating\">"
+                              "<parent link=\"plucker_mj_world__\"/><child link=\"" +
+                              desc.root_link + "\"/></joint>\n";
+    xml.insert(close + 1, extra);
+  }
+  char path[] = "/tmp/plucker_bench_mujoco_XXXXXX.urdf";
+  const int fd = mkstemps(path, 5);
+  if (fd < 0) {
+    why = "cannot create a temporary file";
+    return nullptr;
+  }
+  {
+    FILE* f = fdopen(fd, "w");
+    std::fwrite(xml.data(), 1, xml.size(), f);
+    std::fclose(f);
+  }
+  char err[1024] = "";
+  mjModel* m = mj_loadXML(path, nullptr, err, sizeof(err));
+  std::remove(path);
+  if (!m) {
+    why = std::string("mj_loadXML: ") + err;
+    for (char& c : why)
+      if (c == '\n') c = ' ';
+    return nullptr;
+  }
+  for (int k = 0; k < m->nv; ++k) m->dof_armature[k] = m->dof_damping[k] = m->dof_frictionloss[k] = 0.0;
+  for (int j = 0; j < m->njnt; ++j) m->jnt_stiffness[j] = 0.0;
+  m->opt.disableflags |= mjDSBL_CONSTRAINT | mjDSBL_EQUALITY | mjDSBL_FRICTIONLOSS | mjDSBL_LIMIT |
+                         mjDSBL_CONTACT | mjDSBL_PASSIVE | mjDSBL_ACTUATION;
+  for (int k = 0; k < 3; ++k) m->opt.gravity[k] = desc.gravity[k];
+  auto peer = std::make_unique<MujocoPeer>(m, desc);
+  why = peer->map_joints();
+  if (!why.empty()) return nullptr;
+  return peer;
+}
+
+}  // namespace plucker_bench
