@@ -32,12 +32,13 @@ void aba_impl(const Model& model, Data& data, const double* q, const double* v, 
   data.v[0].setZero();
   data.a[0] = Motion(Vec3::Zero(), -model.gravity());
   if constexpr (F == Forces::World) data.X_base[0] = Transform();
+  detail::evaluate_sincos(data, q);
 
   // Pass 1.
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i);
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
-      const Transform& X = data.X_up[i] = joint.compose(q + model.idx_q(i), model.X_tree(i));
+      const Transform& X = data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
       const Motion vJ = joint.motion(v + model.idx_v(i));
       data.v[i] = X.apply(data.v[p]) + vJ;
       data.c[i] = cross(data.v[i], vJ);
@@ -63,7 +64,7 @@ void aba_impl(const Model& model, Data& data, const double* q, const double* v, 
       Force pa = data.p_articulated[i];
       if constexpr (J::NV == 0) {
         if (p > 0) {
-          data.I_articulated[p] += IA.transformed_inverse(data.X_up[i]);
+          IA.add_transformed_inverse_to(data.X_up[i], data.I_articulated[p]);
           data.p_articulated[p] += data.X_up[i].apply_inverse(pa + IA * data.c[i]);
         }
       } else {
@@ -97,7 +98,7 @@ void aba_impl(const Model& model, Data& data, const double* q, const double* v, 
           const typename Dims::MatU UDinv = U * Dinv;
           IA.matrix().noalias() -= UDinv * U.transpose();                              // Eq. 12
           pa += IA * data.c[i] + Force(Vec6(UDinv * u));                               // Eq. 12-13
-          data.I_articulated[p] += IA.transformed_inverse(data.X_up[i]);
+          IA.add_transformed_inverse_to(data.X_up[i], data.I_articulated[p]);
           data.p_articulated[p] += data.X_up[i].apply_inverse(pa);
         }
       }

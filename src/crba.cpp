@@ -18,16 +18,20 @@ const MatX& crba(const Model& model, Data& data, const Eigen::Ref<const VecX>& q
 
   // Poses, world-frame motion subspaces h_i and body inertias I_i.
   data.X_base[0] = Transform();
+  detail::evaluate_sincos(data, q.data());
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i);
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
-      data.X_up[i] = joint.compose(q.data() + model.idx_q(i), model.X_tree(i));
+      data.X_up[i] = detail::joint_compose(joint, data, q.data(), model.idx_q(i), model.X_tree(i));
       data.X_base[i] = data.X_up[i] * data.X_base[p];
       using J = std::decay_t<decltype(joint)>;
-      if constexpr (J::NV != 0) {
-        const auto U = joint.times_S(Mat6::Identity().eval());  // S itself, 6 x nv, without heap
-        for (int k = 0; k < U.cols(); ++k)
-          data.S_world.col(model.idx_v(i) + k) = data.X_base[i].apply_inverse(Motion(Vec6(U.col(k)))).vector();
+      if constexpr (J::NV == 1) {
+        const double one = 1.0;
+        data.S_world.col(model.idx_v(i)) = data.X_base[i].apply_inverse(joint.motion(&one)).vector();
+      } else if constexpr (J::NV != 0) {
+        const MatS6 S = joint.S();
+        for (int k = 0; k < S.cols(); ++k)
+          data.S_world.col(model.idx_v(i) + k) = data.X_base[i].apply_inverse(Motion(Vec6(S.col(k)))).vector();
       }
     });
     data.I_composite[i] = model.inertia(i).transformed_inverse(data.X_base[i]);

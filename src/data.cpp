@@ -9,6 +9,8 @@ Data::Data(const Model& model) : nbodies(model.nbodies()), nq(model.nq()), nv(mo
   v.resize(n);
   a.resize(n);
   f.resize(n);
+  sin_q = VecX::Zero(nq);
+  cos_q = VecX::Zero(nq);
   tau = VecX::Zero(nv);
   I_composite.resize(n);
   M = MatX::Zero(nv, nv);

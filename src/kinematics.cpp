@@ -11,10 +11,11 @@ void kinematics_impl(const Model& model, Data& data, const double* q, const doub
   data.X_base[0] = Transform();
   data.v[0].setZero();
   data.a[0].setZero();
+  detail::evaluate_sincos(data, q);
   for (int i = 1; i < model.nbodies(); ++i) {
     const int p = model.parent(i);
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
-      const Transform& X = data.X_up[i] = joint.compose(q + model.idx_q(i), model.X_tree(i));
+      const Transform& X = data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
       data.X_base[i] = X * data.X_base[p];
       if constexpr (WithVelocity) {
         const Motion vJ = joint.motion(v + model.idx_v(i));

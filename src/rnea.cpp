@@ -20,11 +20,12 @@ void rnea_impl(const Model& model, Data& data, const double* q, const double* v,
   data.v[0].setZero();
   data.a[0] = Motion(Vec3::Zero(), -model.gravity());
   if constexpr (F == Forces::World) data.X_base[0] = Transform();
+  detail::evaluate_sincos(data, q);
 
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i);
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
-      const Transform& X = data.X_up[i] = joint.compose(q + model.idx_q(i), model.X_tree(i));
+      const Transform& X = data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
       if constexpr (WithVelocity) {
         const Motion vJ = joint.motion(v + model.idx_v(i));
         data.v[i] = X.apply(data.v[p]) + vJ;                          // Eq. 3

@@ -181,27 +181,38 @@ RigidBodyInertia RigidBodyInertia::transformed(const Transform& X) const {
   return from_parameters(m_, X.E * hr, X.E * inner * X.E.transpose());
 }
 
-ArticulatedBodyInertia ArticulatedBodyInertia::transformed_inverse(const Transform& X) const {
+void ArticulatedBodyInertia::add_transformed_inverse_to(const Transform& X, ArticulatedBodyInertia& target) const {
   // X = diag(E,E) [1 0; -rx 1]: rotate the blocks, then shift by r:
   //   A' = A + rx B^T - B rx - rx C rx,  B' = B + rx C,  C' = C.
   // Products with rx are done as cross products (column-wise rx M, row-wise M rx).
-  const Mat3& E = X.E;
+  const Mat3 Et = X.E.transpose();
   const Vec3& r = X.r;
-  const Mat3 A = E.transpose() * (M_.topLeftCorner<3, 3>() * E);
-  const Mat3 B = E.transpose() * (M_.topRightCorner<3, 3>() * E);
-  const Mat3 C = E.transpose() * (M_.bottomRightCorner<3, 3>() * E);
+  const Mat3 A0 = M_.topLeftCorner<3, 3>(), B0 = M_.topRightCorner<3, 3>(), C0 = M_.bottomRightCorner<3, 3>();
+  Mat3 T, A, B, C;
+  T.noalias() = A0 * X.E;
+  A.noalias() = Et * T;
+  T.noalias() = B0 * X.E;
+  B.noalias() = Et * T;
+  T.noalias() = C0 * X.E;
+  C.noalias() = Et * T;
   Mat3 rxC, rxBt, rxCrx;
   for (int k = 0; k < 3; ++k) {
     rxC.col(k) = r.cross(C.col(k));
     rxBt.col(k) = r.cross(B.row(k).transpose());
   }
   for (int k = 0; k < 3; ++k) rxCrx.row(k) = -r.cross(rxC.row(k).transpose()).transpose();  // m^T rx = -(r x m)^T
-  Mat6 out;
-  out.topLeftCorner<3, 3>() = A + rxBt + rxBt.transpose() - rxCrx;
-  out.topRightCorner<3, 3>() = B + rxC;
-  out.bottomLeftCorner<3, 3>() = (B + rxC).transpose();
-  out.bottomRightCorner<3, 3>() = C;
-  return ArticulatedBodyInertia(out);
+  B += rxC;
+  Mat6& out = target.M_;
+  out.topLeftCorner<3, 3>() += A + rxBt + rxBt.transpose() - rxCrx;
+  out.topRightCorner<3, 3>() += B;
+  out.bottomLeftCorner<3, 3>() += B.transpose();
+  out.bottomRightCorner<3, 3>() += C;
+}
+
+ArticulatedBodyInertia ArticulatedBodyInertia::transformed_inverse(const Transform& X) const {
+  ArticulatedBodyInertia out;
+  add_transformed_inverse_to(X, out);
+  return out;
 }
 
 }  // namespace plucker

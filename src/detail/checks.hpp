@@ -6,6 +6,7 @@
 
 #include "plucker/algorithms/rnea.hpp"
 #include "plucker/errors.hpp"
+#include "sincos.hpp"
 
 namespace plucker::detail {
 
@@ -28,6 +29,21 @@ inline void check_forces(const Model& model, ExternalForces f_ext, const char* f
 template <class F>
 inline decltype(auto) visit_joint(const JointModel& joint, F&& f) {
   return std::visit(std::forward<F>(f), joint);
+}
+
+/// X_J(q_i) X_tree(i), using the sines and cosines that the algorithm evaluated for all of q
+/// at once (Data::sin_q, cos_q) when the joint kind can use them.
+template <class J>
+inline Transform joint_compose(const J& joint, const Data& data, const double* q, int iq, const Transform& X_tree) {
+  if constexpr (requires { joint.compose_sc(0.0, 0.0, X_tree); })
+    return joint.compose_sc(data.sin_q[iq], data.cos_q[iq], X_tree);
+  else
+    return joint.compose(q + iq, X_tree);
+}
+
+/// Evaluates sin and cos of every coordinate of q into Data (see sincos.hpp).
+inline void evaluate_sincos(Data& data, const double* q) {
+  sincos_batch(q, data.sin_q.data(), data.cos_q.data(), data.nq);
 }
 
 /// Compile-time sizes of a joint kind's per-joint matrices (NV may be Dynamic, at most 6).

@@ -9,7 +9,7 @@ namespace plucker {
 /// Which part of the symmetric matrix to fill.
 enum class Triangle {
   Full,   ///< the whole symmetric matrix (default)
-  Upper,  ///< only M(j, i) for j <= i; the strict lower triangle is left untouched
+  Upper,  ///< M(j, i) for j <= i; the strict lower triangle is zero except inside multi-DoF diagonal blocks
 };
 
 /// M(q), nv x nv, symmetric positive (semi-)definite. Only the nonzero blocks that the

@@ -30,6 +30,8 @@ struct Data {
   std::vector<Motion> a;          ///< body spatial accelerations (body coordinates; gravity included in rnea/aba)
   std::vector<Force> f;           ///< joint forces f^J (body coordinates), Eq. 7
 
+  VecX sin_q, cos_q;  ///< sin and cos of every coordinate of q, evaluated once per call
+
   // ---- inverse dynamics ----
   VecX tau;  ///< output of rnea / nonlinear_effects / gravity_torques
 

@@ -108,10 +108,13 @@ struct JointRevoluteAxis : VectorSpaceConfig<1> {
   Transform transform(const double* q) const {
     return A == 0 ? Transform::rot_x(q[0]) : A == 1 ? Transform::rot_y(q[0]) : Transform::rot_z(q[0]);
   }
-  /// X_J X_tree: a plane rotation mixes only two rows of E_tree; r is unchanged.
   Transform compose(const double* q, const Transform& X_tree) const {
+    return compose_sc(std::sin(q[0]), std::cos(q[0]), X_tree);
+  }
+  /// X_J X_tree from s = sin q, c = cos q: a plane rotation mixes only two rows of E_tree;
+  /// r is unchanged.
+  Transform compose_sc(double s, double c, const Transform& X_tree) const {
     constexpr int i = (A + 1) % 3, j = (A + 2) % 3;
-    const double c = std::cos(q[0]), s = std::sin(q[0]);
     Transform X;
     X.E.row(A) = X_tree.E.row(A);
     X.E.row(i) = c * X_tree.E.row(i) + s * X_tree.E.row(j);
@@ -217,7 +220,18 @@ struct JointRevolute : JointHelical {
     return Transform(Eigen::AngleAxisd(q[0], axis).toRotationMatrix().transpose(), Vec3::Zero());
   }
   Transform compose(const double* q, const Transform& X_tree) const {
-    const Mat3 EJ = Eigen::AngleAxisd(q[0], axis).toRotationMatrix().transpose();
+    return compose_sc(std::sin(q[0]), std::cos(q[0]), X_tree);
+  }
+  /// From s = sin q, c = cos q: E_J = R^T = c 1 - s [a]x + (1 - c) a a^T (Rodrigues).
+  Transform compose_sc(double s, double c, const Transform& X_tree) const {
+    Mat3 EJ = (1.0 - c) * axis * axis.transpose();
+    EJ.diagonal().array() += c;
+    EJ(0, 1) += s * axis.z();
+    EJ(0, 2) -= s * axis.y();
+    EJ(1, 0) -= s * axis.z();
+    EJ(1, 2) += s * axis.x();
+    EJ(2, 0) += s * axis.y();
+    EJ(2, 1) -= s * axis.x();
     return Transform(EJ * X_tree.E, X_tree.r);
   }
 };

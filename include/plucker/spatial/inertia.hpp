@@ -131,6 +131,8 @@ class ArticulatedBodyInertia {
 
   /// X^T I X: given in B, expressed in A (X = B_X_A); the parent update of Eq. 12.
   ArticulatedBodyInertia transformed_inverse(const Transform& X) const;
+  /// target += X^T I X, without a temporary (the ABA's inner step).
+  void add_transformed_inverse_to(const Transform& X, ArticulatedBodyInertia& target) const;
   /// X* I X^-1: given in A, expressed in B.
   ArticulatedBodyInertia transformed(const Transform& X) const { return ArticulatedBodyInertia(X.matrix_force() * M_ * X.inverse().matrix_motion()); }
 
