@@ -1,0 +1,246 @@
+// No heap allocation after Data(model) (include/plucker/algorithms/data.hpp): every
+// algorithm runs on the preallocated workspace.
+//
+// How it is measured. This file replaces, for the whole test executable, the global
+// operator new/delete (every form) AND the C allocation functions malloc, calloc, realloc,
+// aligned_alloc, posix_memalign and memalign: Eigen's dynamic matrices allocate with
+// std::malloc, not operator new, so counting operator new alone would miss a temporary
+// Eigen::VectorXd. The replacements forward to glibc's __libc_* entry points and count a
+// call only while a thread-local flag is armed, i.e. inside the measured region; outside
+// it they are plain pass-throughs. A positive control checks that both std::vector and
+// Eigen allocations are seen.
+//
+// Needs glibc (the __libc_* entry points). Under AddressSanitizer / ThreadSanitizer, whose
+// runtimes own malloc, the replacements are compiled out and the tests skip.
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <functional>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "dynamics_test_support.hpp"
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define PLUCKER_TEST_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define PLUCKER_TEST_SANITIZED 1
+#endif
+#if defined(__GLIBC__) && !defined(PLUCKER_TEST_SANITIZED)
+#define PLUCKER_COUNT_ALLOCATIONS 1
+#endif
+
+namespace alloc_count {
+// Constant-initialised TLS of the executable itself: reading it never allocates.
+thread_local bool armed = false;
+thread_local long count = 0;
+inline void note() {
+  if (armed) ++count;
+}
+}  // namespace alloc_count
+
+#ifdef PLUCKER_COUNT_ALLOCATIONS
+extern "C" {
+void* __libc_malloc(std::size_t);
+void* __libc_calloc(std::size_t, std::size_t);
+void* __libc_realloc(void*, std::size_t);
+void* __libc_memalign(std::size_t, std::size_t);
+void __libc_free(void*);
+
+void* malloc(std::size_t n) noexcept {
+  alloc_count::note();
+  return __libc_malloc(n);
+}
+void* calloc(std::size_t k, std::size_t n) noexcept {
+  alloc_count::note();
+  return __libc_calloc(k, n);
+}
+void* realloc(void* p, std::size_t n) noexcept {
+  alloc_count::note();
+  return __libc_realloc(p, n);
+}
+void free(void* p) noexcept { __libc_free(p); }
+void* aligned_alloc(std::size_t alignment, std::size_t n) noexcept {
+  alloc_count::note();
+  return __libc_memalign(alignment, n);
+}
+void* memalign(std::size_t alignment, std::size_t n) noexcept {
+  alloc_count::note();
+  return __libc_memalign(alignment, n);
+}
+int posix_memalign(void** out, std::size_t alignment, std::size_t n) noexcept {
+  alloc_count::note();
+  void* p = __libc_memalign(alignment, n);
+  if (!p) return 12;  // ENOMEM
+  *out = p;
+  return 0;
+}
+}  // extern "C"
+
+namespace {
+void* counted_new(std::size_t n) {
+  alloc_count::note();
+  if (void* p = __libc_malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* counted_new_aligned(std::size_t n, std::align_val_t a) {
+  alloc_count::note();
+  if (void* p = __libc_memalign(static_cast<std::size_t>(a), n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+}  // namespace
+
+void* operator new(std::size_t n) { return counted_new(n); }
+void* operator new[](std::size_t n) { return counted_new(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  alloc_count::note();
+  return __libc_malloc(n ? n : 1);
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  alloc_count::note();
+  return __libc_malloc(n ? n : 1);
+}
+void* operator new(std::size_t n, std::align_val_t a) { return counted_new_aligned(n, a); }
+void* operator new[](std::size_t n, std::align_val_t a) { return counted_new_aligned(n, a); }
+void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  alloc_count::note();
+  return __libc_memalign(static_cast<std::size_t>(a), n ? n : 1);
+}
+void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept {
+  alloc_count::note();
+  return __libc_memalign(static_cast<std::size_t>(a), n ? n : 1);
+}
+void operator delete(void* p) noexcept { __libc_free(p); }
+void operator delete[](void* p) noexcept { __libc_free(p); }
+void operator delete(void* p, std::size_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { __libc_free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { __libc_free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { __libc_free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { __libc_free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { __libc_free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { __libc_free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { __libc_free(p); }
+#endif  // PLUCKER_COUNT_ALLOCATIONS
+
+namespace {
+
+using namespace plucker;
+using namespace plucker::test;
+
+/// Keeps the optimiser from eliding an allocation whose result is otherwise unused.
+template <class T>
+void escape(const T& x) {
+  asm volatile("" : : "g"(&x) : "memory");
+}
+
+/// Number of allocations made by f() on this thread.
+template <class F>
+long allocations(F&& f) {
+  alloc_count::count = 0;
+  alloc_count::armed = true;
+  f();
+  alloc_count::armed = false;
+  return alloc_count::count;
+}
+
+class NoAllocation : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifndef PLUCKER_COUNT_ALLOCATIONS
+    GTEST_SKIP() << "allocation counting needs glibc and no ASan/TSan (their runtimes own malloc)";
+#endif
+  }
+};
+
+// The counter sees operator new (std::vector) and malloc (Eigen dynamic matrices); without
+// this, a zero count below would prove nothing.
+TEST_F(NoAllocation, CounterSeesNewAndMalloc) {
+  EXPECT_GE(allocations([] {
+              std::vector<int> v(10);
+              escape(v);
+            }),
+            1);
+  EXPECT_GE(allocations([] {
+              VecX x = VecX::Zero(100);
+              escape(x);
+            }),
+            1);
+  EXPECT_GE(allocations([] {
+              void* p = std::malloc(64);
+              escape(p);
+              std::free(p);
+            }),
+            1);
+  EXPECT_EQ(allocations([] {
+              Vec6 x = Vec6::Zero();
+              escape(x);
+            }),
+            0);
+}
+
+struct Call {
+  std::string name;
+  std::function<void()> run;
+};
+
+void expect_no_allocation(const Model& model) {
+  Data data(model);
+  Rng rng(501);
+  const VecX q = random_configuration(model, rng);
+  const VecX v = random_vector(model.nv(), rng), a = random_vector(model.nv(), rng),
+             tau = random_vector(model.nv(), rng);
+  std::vector<Force> f(model.nbodies());
+  for (auto& fi : f) fi = random_force(rng);
+  const int tip = model.nbodies() - 1;
+  const bool has_frame = !model.frames().empty();
+  using RF = ReferenceFrame;
+  // std::function objects are built before measuring; calling one does not allocate.
+  const std::vector<Call> calls = {
+      {"rnea", [&] { escape(rnea(model, data, q, v, a)); }},
+      {"rnea f_ext World", [&] { escape(rnea(model, data, q, v, a, f, RF::World)); }},
+      {"rnea f_ext Local", [&] { escape(rnea(model, data, q, v, a, f, RF::Local)); }},
+      {"nonlinear_effects", [&] { escape(nonlinear_effects(model, data, q, v)); }},
+      {"gravity_torques", [&] { escape(gravity_torques(model, data, q)); }},
+      {"crba Full", [&] { escape(crba(model, data, q)); }},
+      {"crba Upper", [&] { escape(crba(model, data, q, Triangle::Upper)); }},
+      {"aba", [&] { escape(aba(model, data, q, v, tau)); }},
+      {"aba f_ext World", [&] { escape(aba(model, data, q, v, tau, f, RF::World)); }},
+      {"aba f_ext Local", [&] { escape(aba(model, data, q, v, tau, f, RF::Local)); }},
+      {"forward_dynamics_crba", [&] { escape(forward_dynamics_crba(model, data, q, v, tau)); }},
+      {"forward_dynamics_crba f_ext", [&] { escape(forward_dynamics_crba(model, data, q, v, tau, f, RF::World)); }},
+      {"forward_kinematics(q)", [&] { forward_kinematics(model, data, q); }},
+      {"forward_kinematics(q, v)", [&] { forward_kinematics(model, data, q, v); }},
+      {"forward_kinematics(q, v, a)", [&] { forward_kinematics(model, data, q, v, a); }},
+      {"body_pose", [&] { escape(body_pose(data, tip)); }},
+      {"frame_pose", [&] {
+         if (has_frame) escape(frame_pose(model, data, 0));
+       }},
+      {"kinetic_energy", [&] { escape(kinetic_energy(model, data, q, v)); }},
+      {"potential_energy", [&] { escape(potential_energy(model, data, q)); }},
+      {"body_jacobian World", [&] { escape(body_jacobian(model, data, q, tip, RF::World)); }},
+      {"body_jacobian Local", [&] { escape(body_jacobian(model, data, q, tip, RF::Local)); }},
+      {"jacobian_dot_times_v", [&] { escape(jacobian_dot_times_v(model, data, q, v, tip, RF::World)); }},
+      {"center_of_mass", [&] { escape(center_of_mass(model, data, q)); }},
+      {"center_of_mass_jacobian", [&] { escape(center_of_mass_jacobian(model, data, q)); }},
+  };
+  // Positive control inside the library: integrate() returns a new VecX, allocated by Eigen
+  // code compiled into libplucker, and that allocation must be seen.
+  EXPECT_GE(allocations([&] { escape(integrate(model, q, v, 0.1)); }), 1) << model.name() << ": counter blind";
+  // First call on a fresh Data, then again (no lazy growth either time).
+  for (int round = 0; round < 2; ++round)
+    for (const Call& c : calls)
+      EXPECT_EQ(allocations(c.run), 0) << model.name() << ": " << c.name << " allocates (round " << round << ")";
+}
+
+TEST_F(NoAllocation, HumanoidFloatingBase) { expect_no_allocation(build_humanoid(0, true)); }
+TEST_F(NoAllocation, QuadrupedFixedBase) { expect_no_allocation(build_quadruped(0, false)); }
+TEST_F(NoAllocation, EveryJointKind) { expect_no_allocation(build_all_joints_tree(0)); }
+
+}  // namespace
