@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run every libFuzzer binary in <dir> for <seconds> each (used by `make fuzz`).
-# Seeds come from fuzz/corpus/<name>/ (copied: the repo corpus is not modified);
+# Seeds come from fuzz/corpus/<name>/ (copied: the repo corpus is not modified),
+# a dictionary from fuzz/<name>.dict when present;
 # crash/leak/timeout artifacts go to <dir>/artifacts/.
 set -euo pipefail
 dir=${1:?usage: run-fuzz.sh <fuzz-bin-dir> <seconds>}
@@ -22,8 +23,10 @@ for bin in "${fuzzers[@]}"; do
   if [[ -d "fuzz/corpus/$name" ]]; then
     cp -r "fuzz/corpus/$name/." "$corpus/"
   fi
+  dict=()
+  [[ -f "fuzz/$name.dict" ]] && dict=(-dict="fuzz/$name.dict")
   echo "== fuzzing $name for ${seconds}s"
-  if ! "$bin" "$corpus" -max_total_time="$seconds" -print_final_stats=1 \
+  if ! "$bin" "$corpus" "${dict[@]}" -max_total_time="$seconds" -print_final_stats=1 \
       -artifact_prefix="$dir/artifacts/$name-"; then
     echo "run-fuzz.sh: $name FAILED (artifacts in $dir/artifacts/)" >&2
     status=1

@@ -1,0 +1,79 @@
+// URDF loader: a URDF robot description -> plucker::Model.
+//
+// Mapping (details and examples in docs/urdf.md)
+//   * Bodies are numbered depth-first from the root link, visiting each link's child
+//     joints in document order, so every subtree occupies a contiguous index range.
+//   * Root link. RootJoint::Fixed: the root link is body 0 and the model's base is named
+//     after it. RootJoint::FreeFlyer: body 0 is "world" (or "universe" if the URDF itself
+//     has a link named "world"), the root link is body 1, moved by a JointFreeFlyer named
+//     "root_joint" with X_tree = identity.
+//   * <joint type="fixed"> is merged: the child link's inertia is added to the body of the
+//     nearest movable ancestor, and the child link becomes a named Frame on that body
+//     (Model::frames()); chains of fixed joints compose. Body 0 also collects the inertia
+//     of the root link and its fixed descendants (for reference: no algorithm uses the
+//     inertia of the fixed base, and Model::total_mass() excludes it).
+//   * revolute -> make_revolute(axis) with the <limit>s; continuous -> make_revolute with
+//     infinite position limits; prismatic -> make_prismatic(axis); planar ->
+//     make_planar(axis as the normal); floating -> JointFreeFlyer (keeping its name).
+//     X_tree = Transform::from_rpy_xyz(rpy, xyz) of the joint <origin>.
+//   * <inertial>: mass, COM = origin xyz, tensor given in the frame rotated by origin rpy
+//     (I_link = R I R^T). No <inertial> = massless link.
+//   * <mimic> joints stay independent coordinates; the relation is recorded with
+//     Model::add_mimic() and a warning says that tree algorithms do not enforce it.
+//   * Ignored: <dynamics> (damping/friction are not rigid-body dynamics), <visual>,
+//     <collision>, <material>, <transmission>, <gazebo>, <safety_controller>,
+//     <calibration>, <loop_joint> (a warning is issued), and any other element.
+//
+// Validation policy
+//   Always refused (plucker::ModelError "<file>: <what> (link 'X' / joint 'Y')"):
+//     malformed XML; a missing <robot>, name, type, parent or child; unknown joint type;
+//     duplicate link/joint names; a joint naming a link that does not exist; a link with
+//     two parents; a cycle of joints (URDF cannot express kinematic loops: declare the
+//     loop-closing joint as <loop_joint>); no root or several roots; an unparsable or
+//     non-finite number (origin, axis, mass, inertia, limits, mimic); a negative mass;
+//     an inertia tensor that is not positive semi-definite; a zero-length axis on a
+//     movable joint; a missing <limit> on a revolute/prismatic joint, or a <limit>
+//     without effort/velocity; lower > upper; a negative velocity or effort limit; a
+//     <mimic> naming an unknown joint, itself, or a joint without exactly one DoF.
+//   Loaded by default, with one warning per link (or joint) naming it, refused with
+//   options.strict = true ("defects" found in real robot files):
+//     point masses (mass > 0, zero tensor); tensors violating the triangle inequality;
+//     rank-deficient positive semi-definite tensors (e.g. 1e-6 "dummy" inertias); a
+//     massless link with a nonzero tensor; a movable joint that carries no inertia at all
+//     (its joint-space inertia is singular); a joint axis whose norm differs from 1 by
+//     more than 1e-6 (it is normalised in any case); a <mimic> on a fixed joint (ignored).
+//   Notices, never refused: the mimic summary (once per model), ignored <loop_joint>s.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "plucker/model/model.hpp"
+
+namespace plucker {
+
+/// How the URDF root link is attached to the world.
+enum class RootJoint {
+  Fixed,      ///< the root link is the fixed base (body 0)
+  FreeFlyer,  ///< the root link is body 1, moved by a 6-DoF JointFreeFlyer "root_joint"
+};
+
+struct UrdfOptions {
+  RootJoint root = RootJoint::Fixed;
+  /// Refuse (ModelError) the defects that are otherwise loaded with a warning.
+  bool strict = false;
+  /// Receives each warning (already prefixed with the file name). Empty: print
+  /// "plucker: warning: <msg>" to stderr.
+  std::function<void(const std::string&)> on_warning;
+};
+
+/// Loads a URDF file. Throws ModelError naming the file and the link/joint on any error.
+Model load_urdf(const std::string& path, const UrdfOptions& options = {});
+Model load_urdf(const std::string& path, RootJoint root);
+
+/// Loads a URDF document held in memory; `source_name` is used in messages.
+Model load_urdf_string(const std::string& xml, const UrdfOptions& options = {},
+                       const std::string& source_name = "<string>");
+Model load_urdf_string(const std::string& xml, RootJoint root, const std::string& source_name = "<string>");
+
+}  // namespace plucker
