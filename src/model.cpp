@@ -1,4 +1,5 @@
 // Model construction, validation, lookup, configuration space, summary.
+#include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <limits>
@@ -47,6 +48,8 @@ Model::Model(std::string base_name) {
   nq_j_.push_back(0);
   nv_j_.push_back(0);
   limits_.emplace_back();
+  subtree_v_end_.push_back(0);
+  subtree_nv_.push_back(0);
   body_names_.push_back(base_name);
   joint_names_.push_back("");
   body_index_[base_name] = 0;
@@ -104,6 +107,13 @@ int Model::add_body(int parent, const JointModel& joint, const Transform& X_tree
   int quaternion_offset = 0;
   if (has_unit_quaternion(joint, quaternion_offset)) unit_blocks_.push_back({nq_ + quaternion_offset, 4, i});
   if (std::holds_alternative<JointPlanar>(joint)) unit_blocks_.push_back({nq_ + 2, 2, i});
+  subtree_v_end_.push_back(nv_ + nv);
+  subtree_nv_.push_back(nv);
+  for (int a = parent; a >= 0; a = parent_[a]) {
+    subtree_v_end_[a] = std::max(subtree_v_end_[a], nv_ + nv);
+    subtree_nv_[a] += nv;
+    if (a > 0 && subtree_v_end_[a] - idx_v_[a] != subtree_nv_[a]) contiguous_subtrees_ = false;
+  }
   nq_ += nq;
   nv_ += nv;
   auto append = [](VecX& all, const VecX& x) {

@@ -70,6 +70,12 @@ class Model {
   const std::vector<int>& subtree(int i) const { return subtree_[i]; }     ///< nu(i), includes i
   const std::vector<int>& support(int i) const { return support_[i]; }     ///< bodies from the root to i (excl. 0)
   int depth(int i) const { return static_cast<int>(support_[i].size()); }
+  /// One past the last velocity index of the subtree of i: with contiguous subtrees the
+  /// subtree's velocities are [idx_v(i), subtree_v_end(i)).
+  int subtree_v_end(int i) const { return subtree_v_end_[i]; }
+  /// True when every subtree's velocities form one contiguous range (depth-first numbering,
+  /// as the URDF loader produces); algorithms then work on whole column blocks.
+  bool has_contiguous_subtrees() const { return contiguous_subtrees_; }
 
   // ---- per body / per joint ----
   const Transform& X_tree(int i) const { return X_tree_[i]; }
@@ -139,6 +145,8 @@ class Model {
     int q_index, size, joint;  ///< a unit quaternion (size 4) or planar (cos, sin) pair (size 2) in q
   };
   std::vector<UnitBlock> unit_blocks_;
+  std::vector<int> subtree_v_end_, subtree_nv_;
+  bool contiguous_subtrees_ = true;
   Vec3 gravity_ = Vec3(0.0, 0.0, -9.81);
   std::string name_ = "model";
   int nq_ = 0, nv_ = 0;

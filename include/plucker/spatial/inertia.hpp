@@ -84,6 +84,16 @@ class RigidBodyInertia {
   /// X* I X^-1: the inertia given in A expressed in B (X = B_X_A).
   RigidBodyInertia transformed(const Transform& X) const;
   /// X^T I X: the inertia given in B expressed in A (X = B_X_A).
+  /// target += X^T I X, without a temporary (the CRBA's Eq. 9 step).
+  void add_transformed_inverse_to(const Transform& X, RigidBodyInertia& target) const {
+    const Vec3 h1 = X.E.transpose() * h_;
+    const Vec3 hA = h1 + m_ * X.r;
+    target.Ibar_.noalias() += X.E.transpose() * (Ibar_ * X.E);
+    target.Ibar_.noalias() -= h1 * X.r.transpose() + X.r * hA.transpose();
+    target.Ibar_.diagonal().array() += X.r.dot(h1) + X.r.dot(hA);
+    target.h_ += hA;
+    target.m_ += m_;
+  }
   RigidBodyInertia transformed_inverse(const Transform& X) const {
     // h_A = E^T h + m r;  Ibar_A = E^T Ibar E - rx h1x - h_Ax rx  with h1 = E^T h, and the
     // skew products expanded by a x b x = b a^T - (a.b) 1 (no dense 3x3 skew products).
