@@ -6,6 +6,10 @@
 //   plucker_bench --scaling       rnea/crba/aba vs number of bodies (chains, binary
 //                                 trees, N = 4..1024), build/bench/scaling.json
 //   plucker_bench --micro         the spatial-algebra micro-benchmarks (bench_spatial.cpp)
+//   plucker_bench --fd            every forward-dynamics method (forward_dynamics.hpp) vs N on
+//                                 chains and branched trees, and the humanoid / quadruped
+//                                 builders, build/bench/fd_timing.json (bench/fd_calibrate.py
+//                                 fits the constants of ForwardDynamicsMethod::Auto to it)
 //
 // Options: --reps=N (repetitions, default 5; the figure is the median), --min_time=S
 // (seconds per repetition, default 0.05), --models=REGEX (default: all), --no_peers,
@@ -47,6 +51,7 @@
 #include <string>
 #include <vector>
 
+#include "fd_models.hpp"
 #include "peers.hpp"
 #include "plucker/io/urdf.hpp"
 #include "plucker/model/builders.hpp"
@@ -67,7 +72,7 @@ constexpr std::uint64_t kSeed = 20240601;
 // Options
 // ---------------------------------------------------------------------------
 struct Options {
-  enum class Mode { Models, Scaling, Micro } mode = Mode::Models;
+  enum class Mode { Models, Scaling, Micro, ForwardDynamics } mode = Mode::Models;
   int reps = 5;
   double min_time = 0.05;
   std::string models = "";
@@ -254,6 +259,10 @@ struct Algorithm {
   void (*run)(Bundle&, int);
 };
 
+void fd(Bundle& b, int i, plucker::ForwardDynamicsMethod m) {
+  plucker::forward_dynamics(b.model, *b.data, b.q(i), b.v(i), b.tau(i), m);
+}
+
 // clang-format off
 const Algorithm kAlgorithms[] = {
   {"rnea", false, Task::InverseDynamics, [](Bundle& b, int i) { plucker::rnea(b.model, *b.data, b.q(i), b.v(i), b.a(i)); }},
@@ -263,6 +272,20 @@ const Algorithm kAlgorithms[] = {
   {"nonlinear_effects", false, std::nullopt, [](Bundle& b, int i) { plucker::nonlinear_effects(b.model, *b.data, b.q(i), b.v(i)); }},
   {"forward_kinematics", false, std::nullopt, [](Bundle& b, int i) { plucker::forward_kinematics(b.model, *b.data, b.q(i)); }},
   {"jacobian", false, std::nullopt, [](Bundle& b, int i) { plucker::body_jacobian(b.model, *b.data, b.q(i), b.model.nbodies() - 1); }},
+  {"mass_matrix_direct", false, std::nullopt, [](Bundle& b, int i) { plucker::mass_matrix_direct(b.model, *b.data, b.q(i)); }},
+  {"mass_matrix_symmetry", false, std::nullopt, [](Bundle& b, int i) { plucker::mass_matrix_symmetry(b.model, *b.data, b.q(i)); }},
+  {"rnea_composite", false, std::nullopt, [](Bundle& b, int i) { plucker::rnea_composite(b.model, *b.data, b.q(i), b.v(i), b.a(i)); }},
+  {"minv", true, std::nullopt, [](Bundle& b, int i) { plucker::minv(b.model, *b.data, b.q(i)); }},
+  {"fd_aba", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::Aba); }},
+  {"fd_crba_cholesky", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::CrbaCholesky); }},
+  {"fd_crba_ltdl", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::CrbaLtdl); }},
+  {"fd_direct_cholesky", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::DirectCholesky); }},
+  {"fd_symmetry_cholesky", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::SymmetryCholesky); }},
+  {"fd_cg", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::ConjugateGradient); }},
+  {"fd_pcg", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::PreconditionedCG); }},
+  {"fd_innovations", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::Innovations); }},
+  {"fd_minv", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::Minv); }},
+  {"fd_auto", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::Auto); }},
 };
 // clang-format on
 
@@ -328,6 +351,8 @@ std::vector<Spec> model_specs(std::vector<std::string>& notes) {
                    [] { return plucker::build_random_tree(32, 2.0, 0.5, 0.95); }});
   specs.push_back({"builder_humanoid_ff", "build_humanoid(floating)", "", true, [] { return plucker::build_humanoid(0, true); }});
   specs.push_back({"builder_quadruped_ff", "build_quadruped(floating)", "", true, [] { return plucker::build_quadruped(0, true); }});
+  specs.push_back({"free_bodies8", "8 bodies, each with a free-flyer to the world (bench_main.cpp)", "", true,
+                   [] { return plucker_bench::multi_dof_bodies(8, false); }});
   return specs;
 }
 
@@ -883,6 +908,32 @@ int run_models(const Options& opt) {
     }
   }
 
+  // Forward dynamics: what `auto` picked vs the fastest single method (fd_* rows) per model.
+  std::ostringstream fdsum;
+  for (auto& bp : bundles) {
+    std::string best;
+    double best_ns = std::nan(""), auto_ns = std::nan(""), aba_ns = std::nan(""), fd_aba_ns = std::nan("");
+    for (const Row& r : rows) {
+      if (r.model != bp->name) continue;
+      const double t = get(r, "plucker");
+      if (r.algorithm == "aba") aba_ns = t;
+      if (r.algorithm.rfind("fd_", 0) != 0) continue;
+      if (r.algorithm == "fd_aba") fd_aba_ns = t;
+      if (r.algorithm == "fd_auto") auto_ns = t;
+      else if (std::isfinite(t) && !(t >= best_ns)) best_ns = t, best = r.algorithm.substr(3);
+    }
+    if (!std::isfinite(auto_ns) || !std::isfinite(best_ns)) continue;
+    const auto choice = plucker::forward_dynamics_choice(bp->model);
+    char buf[320];
+    std::snprintf(buf, sizeof(buf),
+                  "fd auto %-22s picks %-10s %9s ns; fastest single method %-17s %9s ns; auto/best %s "
+                  "(noise: fd_aba/aba, the same code, %s)\n",
+                  bp->name.c_str(), std::string(plucker::to_string(choice.method)).c_str(), fmt_ns(auto_ns).c_str(),
+                  best.c_str(), fmt_ns(best_ns).c_str(), fmt_ratio(auto_ns / best_ns).c_str(),
+                  fmt_ratio(fd_aba_ns / aba_ns).c_str());
+    fdsum << buf;
+  }
+
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << "\nMedian CPU ns per call (" << opt.reps << " repetitions, pool of " << kPoolSize
             << " random states); <lib>/pl = that library's time / plucker's (> 1: plucker faster).\n"
@@ -890,7 +941,9 @@ int run_models(const Options& opt) {
             << "pinocchio ns: reference figures of Pinocchio 3.7 on the same kind of machine (not measured here).\n\n"
             << table.str() << "\n"
             << "MuJoCo targets (same-run mujoco/plucker >= 1.25 x mujoco/pinocchio):\n"
-            << targets.str();
+            << targets.str()
+            << "\nForward dynamics (forward_dynamics.hpp): the method `auto` runs vs the fastest fd_* row:\n"
+            << fdsum.str();
   for (const std::string& n : notes)
     if (n.find(": error: ") != std::string::npos) std::cout << "note: " << n << "\n";
   char eb[64];
@@ -1040,29 +1093,128 @@ int run_scaling(const Options& opt) {
   return 0;
 }
 
+// ---------------------------------------------------------------------------
+// --fd: every forward-dynamics method vs topology and size
+// ---------------------------------------------------------------------------
+int run_fd(const Options& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  struct Item {
+    std::string family;  // chain, tree_bf<b>, robot
+    std::unique_ptr<Bundle> b;
+  };
+  std::vector<Item> items;
+  const std::regex filter(opt.models.empty() ? std::string(".*") : opt.models);
+  for (const plucker_bench::FdModel& fm : plucker_bench::fd_models()) {
+    if (!std::regex_search(fm.name, filter)) continue;
+    auto b = std::make_unique<Bundle>();
+    b->model = fm.build();
+    b->name = fm.name;
+    make_pool(*b, 200);
+    items.push_back({fm.family, std::move(b)});
+  }
+  std::map<std::string, Key> keys;
+  std::vector<std::string> algs;
+  for (const Algorithm& a : kAlgorithms)
+    if (std::string(a.name).rfind("fd_", 0) == 0 || std::string(a.name) == "minv") algs.push_back(a.name);
+  for (Item& it : items) {
+    for (const Algorithm& a : kAlgorithms) {
+      if (std::find(algs.begin(), algs.end(), a.name) == algs.end()) continue;
+      const std::string name = "fd/" + it.b->name + "/" + a.name;
+      keys[name] = {it.b->name, a.name, "plucker"};
+      Bundle* bb = it.b.get();
+      auto fn = a.run;
+      auto next = std::make_shared<int>(0);
+      register_bench(name, opt, [bb, fn, next](benchmark::State& st) {
+        int i = *next;
+        try {
+          for (auto _ : st) {
+            fn(*bb, i);
+            if (++i == bb->n) i = 0;
+          }
+        } catch (const std::exception& e) {
+          st.SkipWithError(e.what());
+        }
+        *next = i;
+      });
+    }
+  }
+  std::cerr << "plucker_bench --fd: running " << keys.size() << " benchmarks\n";
+  Collector collector(keys);
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  for (const auto& [name, err] : collector.errors()) std::printf("note: %s: error: %s\n", name.c_str(), err.c_str());
+
+  std::error_code ec;
+  fs::create_directories(opt.out, ec);
+  std::ofstream js(opt.out + "/fd_timing.json");
+  js << "[\n";
+  bool first = true;
+  std::printf("\nMedian CPU ns per call of forward_dynamics(method) (build_chain, build_random_tree(N, bf, 0.5, 1))\n\n%-18s %4s",
+              "model", "nv");
+  for (const std::string& a : algs) std::printf(" %12s", a.c_str());
+  std::printf("  auto picks\n");
+  for (const Item& it : items) {
+    const plucker::Model& m = it.b->model;
+    const plucker::FactorisationCost c = plucker::ltdl_cost(m);
+    int sum_d2 = 0;
+    for (int i = 1; i < m.nbodies(); ++i) sum_d2 += m.joint_nv(i) * m.joint_nv(i);
+    std::printf("%-18s %4d", it.b->name.c_str(), m.nv());
+    for (const std::string& a : algs) {
+      const double t = collector.median("fd/" + it.b->name + "/" + a);
+      std::printf(" %12s", fmt_ns(t).c_str());
+      if (!std::isfinite(t)) continue;
+      char buf[640];
+      std::snprintf(buf, sizeof(buf),
+                    "  {\"family\": \"%s\", \"model\": \"%s\", \"algorithm\": \"%s\", \"ns\": %.1f, \"bodies\": %d, "
+                    "\"nv\": %d, \"sum_joint_nv2\": %d, \"depth_sum\": %lld, \"ltdl_mul\": %lld, \"auto_method\": \"%s\"}",
+                    it.family.c_str(), it.b->name.c_str(), a.c_str(), t, m.nbodies() - 1, m.nv(), sum_d2,
+                    c.factor_div, c.factor_mul,
+                    std::string(plucker::to_string(plucker::forward_dynamics_choice(m).method)).c_str());
+      js << (first ? "" : ",\n") << buf;
+      first = false;
+    }
+    std::printf("  %s\n", std::string(plucker::to_string(plucker::forward_dynamics_choice(m).method)).c_str());
+  }
+  js << "\n]\n";
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("\nplucker_bench --fd: %zu benchmarks in %.0f s; wrote %s/fd_timing.json\n", keys.size(), elapsed,
+              fs::absolute(opt.out).lexically_normal().string().c_str());
+  return 0;
+}
+
 void usage() {
-  std::cout << "usage: plucker_bench [--scaling | --micro] [--reps=N] [--min_time=SECONDS] [--models=REGEX]\n"
+  std::cout << "usage: plucker_bench [--scaling | --micro | --fd] [--reps=N] [--min_time=SECONDS] [--models=REGEX]\n"
                "                     [--no_peers] [--out=DIR] [--benchmark_* flags]\n"
                "  default     robot models x algorithms, plucker vs peers: one table, and\n"
                "              <out>/results.json, agreement.txt, meta.json (out: "
             << default_out_dir()
             << ")\n"
                "  --scaling   rnea/crba/aba vs number of bodies (chains, binary trees): <out>/scaling.json\n"
-               "  --micro     spatial-algebra micro-benchmarks (Google Benchmark's own output)\n";
+               "  --micro     spatial-algebra micro-benchmarks (Google Benchmark's own output)\n"
+               "  --fd        every forward-dynamics method vs N, chains and trees: <out>/fd_timing.json\n"
+               "  --fd_accuracy   every forward-dynamics method vs a long-double reference: <out>/fd_accuracy.json\n"
+               "  --fd_ops=MODEL,METHOD,K   run forward_dynamics K times and exit (op counting under valgrind)\n";
 }
 
 }  // namespace
+
+namespace plucker_bench {
+int run_fd_ops(const std::string& spec);                                       // fd_study.cpp
+int run_fd_accuracy(const std::string& out_dir, const std::string& models);  // fd_study.cpp
+}  // namespace plucker_bench
 
 int main(int argc, char** argv) {
   Options opt;
   opt.out = default_out_dir();
   std::vector<char*> rest = {argv[0]};
-  bool user_filter = false;
+  bool user_filter = false, fd_accuracy = false;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     auto value = [&](const std::string& key) { return a.substr(key.size()); };
     if (a == "--scaling") opt.mode = Options::Mode::Scaling;
     else if (a == "--micro") opt.mode = Options::Mode::Micro;
+    else if (a == "--fd") opt.mode = Options::Mode::ForwardDynamics;
+    else if (a.rfind("--fd_ops=", 0) == 0) return plucker_bench::run_fd_ops(value("--fd_ops="));
+    else if (a == "--fd_accuracy") fd_accuracy = true;
     else if (a.rfind("--reps=", 0) == 0) opt.reps = std::max(1, std::atoi(value("--reps=").c_str()));
     else if (a.rfind("--min_time=", 0) == 0) opt.min_time = std::atof(value("--min_time=").c_str());
     else if (a.rfind("--models=", 0) == 0) opt.models = value("--models=");
@@ -1076,8 +1228,14 @@ int main(int argc, char** argv) {
       rest.push_back(argv[k]);
     }
   }
+  if (fd_accuracy) {
+    std::error_code ec;
+    fs::create_directories(opt.out, ec);
+    return plucker_bench::run_fd_accuracy(opt.out, opt.models);
+  }
   std::string filter = opt.mode == Options::Mode::Micro     ? "--benchmark_filter=^BM_"
                        : opt.mode == Options::Mode::Scaling ? "--benchmark_filter=^scaling/"
+                       : opt.mode == Options::Mode::ForwardDynamics ? "--benchmark_filter=^fd/"
                                                             : "--benchmark_filter=^model/";
   if (!user_filter) rest.push_back(filter.data());
   int n = static_cast<int>(rest.size());
@@ -1088,6 +1246,7 @@ int main(int argc, char** argv) {
   switch (opt.mode) {
     case Options::Mode::Micro: benchmark::RunSpecifiedBenchmarks(); break;
     case Options::Mode::Scaling: rc = run_scaling(opt); break;
+    case Options::Mode::ForwardDynamics: rc = run_fd(opt); break;
     case Options::Mode::Models: rc = run_models(opt); break;
   }
   benchmark::Shutdown();

@@ -280,6 +280,23 @@ py::array_t<double> fd_crba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike t
   return vec_out(plucker::forward_dynamics_crba(m.model, m.data, cmap(qa), cmap(va), cmap(ta), f, rf));
 }
 
+PyObject* g_fd_choice_type = nullptr;  // collections.namedtuple ForwardDynamicsChoice(method, reason)
+
+py::array_t<double> forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, const std::string& method,
+                                        ForceDict f_ext, const std::string& frame) {
+  const plucker::ForwardDynamicsMethod meth = plucker::parse_forward_dynamics_method(method);
+  const InArray qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
+  const std::vector<Force> f = forces_arg(m, f_ext);
+  const ReferenceFrame rf = frame_arg(frame);
+  if (f.empty()) return vec_out(plucker::forward_dynamics(m.model, m.data, cmap(qa), cmap(va), cmap(ta), meth));
+  return vec_out(plucker::forward_dynamics(m.model, m.data, cmap(qa), cmap(va), cmap(ta), meth, f, rf));
+}
+
+py::object forward_dynamics_choice_py(const PyModel& m) {
+  const plucker::ForwardDynamicsChoice c = plucker::forward_dynamics_choice(m.model);
+  return py::reinterpret_borrow<py::object>(g_fd_choice_type)(std::string(plucker::to_string(c.method)), c.reason);
+}
+
 /// Body or frame name -> (body index, frame index or -1). Bodies take precedence.
 std::pair<int, int> body_or_frame(const PyModel& m, const std::string& name, const char* fn) {
   if (m.model.has_body(name)) return {m.model.body_index(name), -1};
@@ -485,6 +502,43 @@ PYBIND11_MODULE(plucker, mod) {
   mod.def("forward_dynamics_crba", &fd_crba_py, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"),
           py::arg("f_ext") = py::none(), py::arg("frame") = "world",
           "Forward dynamics by CRBA + dense Cholesky (the O(n^3) reference path); same arguments as aba.");
+  {
+    py::tuple names(plucker::forward_dynamics_methods().size());
+    std::size_t k = 0;
+    for (plucker::ForwardDynamicsMethod meth : plucker::forward_dynamics_methods())
+      names[k++] = py::str(std::string(plucker::to_string(meth)));
+    mod.attr("FORWARD_DYNAMICS_METHODS") = names;
+    py::object choice = py::module_::import("collections").attr("namedtuple")("ForwardDynamicsChoice",
+                                                                               py::make_tuple("method", "reason"));
+    choice.attr("__doc__") = "The method forward_dynamics(method='auto') runs on a model, and why.";
+    choice.attr("__module__") = "plucker";
+    mod.attr("ForwardDynamicsChoice") = choice;
+    g_fd_choice_type = choice.release().ptr();  // one reference kept for good (like the exception types)
+  }
+  mod.def("forward_dynamics", &forward_dynamics_py, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"),
+          py::arg("method") = "auto", py::arg("f_ext") = py::none(), py::arg("frame") = "world",
+          (std::string("Forward dynamics qdd = FD(q, v, tau) by any method of FORWARD_DYNAMICS_METHODS:\n"
+                       "'aba' (articulated-body algorithm, O(N)), 'crba_cholesky' (CRBA + dense Cholesky),\n"
+                       "'crba_ltdl' (CRBA + LTDL on the tree's sparsity), 'direct_cholesky' / 'symmetry_cholesky'\n"
+                       "(M by the direct / symmetry-based method + dense Cholesky), 'cg' / 'pcg' (conjugate\n"
+                       "gradient on O(N) products M y, plain / preconditioned by diag(H R H*)), 'innovations'\n"
+                       "(M = [I + H phi K] D [I + H phi K]*, two O(N) triangular sweeps), 'minv' (M^-1 from\n"
+                       "its operator form times tau - C), 'auto' (see forward_dynamics_choice). Raises ValueError\n"
+                       "for an unknown method and plucker.SingularError naming the joint where M is singular.\n") +
+           f_ext_doc)
+              .c_str());
+  mod.def(
+      "minv",
+      [](PyModel& m, ArrayLike q) {
+        const InArray qa = q_arg(m, q);
+        return mat_out(plucker::minv(m.model, m.data, cmap(qa)));
+      },
+      py::arg("model"), py::arg("q"),
+      "M(q)^-1, (nv, nv), from the operator form [I - H psi K]* D^-1 [I - H psi K] (Jain Lemma 6.4),\n"
+      "O(N^2) without forming or factorising M. Raises plucker.SingularError naming the joint.");
+  mod.def("forward_dynamics_choice", &forward_dynamics_choice_py, py::arg("model"),
+          "ForwardDynamicsChoice(method, reason): the method that forward_dynamics(method='auto') runs\n"
+          "on this model ('aba' or 'crba_ltdl', by predicted time from the topology) and why.");
   mod.def(
       "crba",
       [](PyModel& m, ArrayLike q) {

@@ -4,6 +4,7 @@
 #include "plucker/algorithms/aba.hpp"
 #include "plucker/algorithms/crba.hpp"
 #include "plucker/algorithms/data.hpp"
+#include "plucker/algorithms/forward_dynamics.hpp"
 #include "plucker/algorithms/kinematics.hpp"
 #include "plucker/algorithms/rnea.hpp"
 #include "plucker/errors.hpp"

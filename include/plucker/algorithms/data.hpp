@@ -63,6 +63,31 @@ struct Data {
   std::vector<Force> f_ext_body;            ///< external forces converted to body coordinates
 
   int nbodies = 0, nq = 0, nv = 0;  ///< sizes of the model it was made for
+
+  // ==== forward-dynamics family (algorithms/forward_dynamics.hpp; issue 6) ====
+  // Workspaces of the methods of paper 002 and of the JSIM factorisations of paper 003, read and
+  // written only by those functions (poses: X_up; bodies' a and f are overwritten as scratch).
+  std::vector<int> dof_parent;     ///< DoF-level parent array lambda(k) (-1: none), see dof_parents()
+  std::vector<int> dof_run_start;  ///< first DoF of the run j0..k with lambda(j) = j - 1 ending at k
+  std::vector<int> fd_block;       ///< per body: offset of its d x d block in fd_D / fd_Dinv / fd_precond
+  std::vector<RigidBodyInertia> fd_R;          ///< composite inertias R(k), body coordinates (Jain Eq. 24)
+  std::vector<ArticulatedBodyInertia> fd_P;    ///< articulated-body inertias P(k) (Jain Eq. 42)
+  std::vector<Force> fd_y;                     ///< correction forces y(k) (Lemma 3.2) / z(k) (Eq. 46)
+  std::vector<Motion> fd_alpha;                ///< accelerations alpha(k) / x(k) scratch
+  Matrix6X fd_U;                 ///< P(k) H*(k), 6 x nv (G(k) = fd_U D(k)^-1)
+  VecX fd_D, fd_Dinv;            ///< packed D(k) = H P H* and its inverse
+  VecX fd_precond;               ///< packed inverse blocks of diag(H R H*) (pcg)
+  VecX fd_b, fd_x, fd_r, fd_z, fd_p, fd_Mp;  ///< right-hand side, solution, and CG vectors (nv)
+  VecX fd_zero;                  ///< zeros (nv): the acceleration argument of the bias-force pass
+  VecX fd_pivot_scale;           ///< diagonal of M before an in-place factorisation (pivot tolerance)
+  std::vector<Matrix6X> fd_F;    ///< minv: per body, 6 x (nv - idx_v(i)) blocks of z(k) then alpha(k)
+  MatX Minv;                     ///< output of minv (nv x nv)
+  struct CgReport {
+    int iterations = 0;              ///< M p products done
+    double relative_residual = 0.0;  ///< |r| / |b| of the recursively updated residual at exit
+    bool converged = false;          ///< relative_residual <= the tolerance asked for
+  } cg;                          ///< report of the last solve_conjugate_gradient (cg / pcg)
+  int fd_auto_method = 0;        ///< ForwardDynamicsMethod that Auto runs on this model
 };
 
 }  // namespace plucker

@@ -1,0 +1,311 @@
+// The forward-dynamics study's measurement modes of plucker_bench (bench/fd_study.py drives them):
+//
+//   --fd_ops=MODEL,METHOD,K   build MODEL (fd_models.hpp), draw one state, run
+//                             forward_dynamics(METHOD) K times, exit. Run under valgrind's
+//                             lackey tool with K = 0 and K = 1, the difference of the counts is
+//                             the cost of one call (operation counts by instrumentation).
+//   --fd_accuracy             relative error of every method's qdd against a long-double
+//                             reference (below) on chains of growing size and condition
+//                             number: <out>/fd_accuracy.json.
+//
+// The reference: the same model's dynamics in quadruple precision (GCC's __float128, eps 1.9e-34):
+// C by the RNEA, M by the direct method (nv gravity-free RNEA calls), qdd = M^-1 (tau - C) by
+// L D L^T, all with 6 x 6 spatial matrices. The model parameters (doubles) are exact in it, so the
+// reference is the exact dynamics of the very model the double-precision methods see, to about
+// cond(M) * 1e-34. The same computation in long double (eps 1.1e-19) is reported beside it.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <random>
+#include <regex>
+#include <string>
+#include <variant>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
+
+#include "fd_models.hpp"
+#include "plucker/plucker.hpp"
+
+// __float128 as an Eigen scalar (the reference only multiplies, adds and divides with it).
+namespace Eigen {
+template <>
+struct NumTraits<__float128> : GenericNumTraits<long double> {
+  using Real = __float128;
+  using NonInteger = __float128;
+  using Nested = __float128;
+  using Literal = __float128;
+  enum { IsInteger = 0, IsSigned = 1, IsComplex = 0, RequireInitialization = 0, ReadCost = 1, AddCost = 8, MulCost = 8 };
+  static Real epsilon() { return static_cast<Real>(1.925929944387235853055977942584927319e-34L); }
+  static Real dummy_precision() { return static_cast<Real>(1e-30L); }
+  static int digits10() { return 33; }
+};
+}  // namespace Eigen
+
+namespace plucker_bench {
+namespace {
+
+using Quad = __float128;
+constexpr double kQuadEps = 1.925929944387235853055977942584927319e-34;
+
+template <class T>
+using V3 = Eigen::Matrix<T, 3, 1>;
+template <class T>
+using M3 = Eigen::Matrix<T, 3, 3>;
+template <class T>
+using V6 = Eigen::Matrix<T, 6, 1>;
+template <class T>
+using M6 = Eigen::Matrix<T, 6, 6>;
+template <class T>
+using VX = Eigen::Matrix<T, Eigen::Dynamic, 1>;
+template <class T>
+using MX = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic>;
+
+// cos and sin in T: the library functions for long double, Taylor series for __float128 (|x| <= 4:
+// the terms fall below 1e-36 by the 60th).
+template <class T>
+void cos_sin(double x, T& c, T& s) {
+  if constexpr (std::is_same_v<T, Quad>) {
+    const Quad xq = x;
+    Quad term = 1, cq = 0, sq = 0;
+    for (int k = 0; k < 60; ++k) {  // term = x^k / k!
+      if (k % 4 == 0) cq += term;
+      if (k % 4 == 1) sq += term;
+      if (k % 4 == 2) cq -= term;
+      if (k % 4 == 3) sq -= term;
+      term = term * xq / static_cast<Quad>(k + 1);
+    }
+    c = cq;
+    s = sq;
+  } else {
+    c = std::cos(static_cast<T>(x));
+    s = std::sin(static_cast<T>(x));
+  }
+}
+
+template <class T>
+M3<T> skew(const V3<T>& a) {
+  M3<T> s;
+  s << T(0), -a.z(), a.y(), a.z(), T(0), -a.x(), -a.y(), a.x(), T(0);
+  return s;
+}
+template <class T>
+M6<T> crm(const V6<T>& v) {  // motion cross product [w x, 0; v x, w x]
+  M6<T> m = M6<T>::Zero();
+  m.template topLeftCorner<3, 3>() = m.template bottomRightCorner<3, 3>() = skew<T>(v.template head<3>());
+  m.template bottomLeftCorner<3, 3>() = skew<T>(v.template tail<3>());
+  return m;
+}
+
+/// A revolute-joint body of the reference model.
+template <class T>
+struct RefBody {
+  int parent = 0;
+  M3<T> E_tree;
+  V3<T> r_tree, axis;
+  M6<T> inertia;  // [Ibar, h x; (h x)^T, m 1]
+};
+
+/// The model in T, or nothing when a joint is not revolute (the reference covers the chains and
+/// trees of the study).
+template <class T>
+std::optional<std::vector<RefBody<T>>> reference_model(const plucker::Model& model) {
+  std::vector<RefBody<T>> out(static_cast<std::size_t>(model.nbodies()));
+  for (int i = 1; i < model.nbodies(); ++i) {
+    RefBody<T>& b = out[static_cast<std::size_t>(i)];
+    b.parent = model.parent(i);
+    b.E_tree = model.X_tree(i).E.cast<T>();
+    b.r_tree = model.X_tree(i).r.cast<T>();
+    const std::optional<plucker::Vec3> axis = std::visit(
+        [](const auto& j) -> std::optional<plucker::Vec3> {
+          using J = std::decay_t<decltype(j)>;
+          if constexpr (std::is_same_v<J, plucker::JointRevoluteX>) return plucker::Vec3::UnitX();
+          else if constexpr (std::is_same_v<J, plucker::JointRevoluteY>) return plucker::Vec3::UnitY();
+          else if constexpr (std::is_same_v<J, plucker::JointRevoluteZ>) return plucker::Vec3::UnitZ();
+          else if constexpr (std::is_same_v<J, plucker::JointRevolute>) return j.axis;
+          else return std::nullopt;
+        },
+        model.joint(i));
+    if (!axis) return std::nullopt;
+    b.axis = axis->cast<T>();
+    const plucker::RigidBodyInertia& I = model.inertia(i);
+    const V3<T> h = I.first_moment().cast<T>();
+    b.inertia.template topLeftCorner<3, 3>() = I.inertia_origin().cast<T>();
+    b.inertia.template topRightCorner<3, 3>() = skew<T>(h);
+    b.inertia.template bottomLeftCorner<3, 3>() = skew<T>(h).transpose();
+    b.inertia.template bottomRightCorner<3, 3>() = M3<T>::Identity() * static_cast<T>(I.mass());
+  }
+  return out;
+}
+
+/// tau = ID(q, v, a) in T (paper 000 Eqs. 1-8) with gravity g, 6 x 6 spatial matrices.
+template <class T>
+VX<T> reference_rnea(const std::vector<RefBody<T>>& bodies, const plucker::VecX& q, const VX<T>& v, const VX<T>& a,
+                     const V3<T>& g) {
+  const int n = static_cast<int>(bodies.size());
+  std::vector<M6<T>> X(static_cast<std::size_t>(n));
+  std::vector<V6<T>> vel(static_cast<std::size_t>(n), V6<T>::Zero()), acc(static_cast<std::size_t>(n), V6<T>::Zero()),
+      f(static_cast<std::size_t>(n), V6<T>::Zero());
+  acc[0].template tail<3>() = -g;
+  for (int i = 1; i < n; ++i) {
+    const RefBody<T>& b = bodies[static_cast<std::size_t>(i)];
+    T c, s;
+    cos_sin<T>(q[i - 1], c, s);
+    const M3<T> R = c * M3<T>::Identity() + s * skew<T>(b.axis) + (T(1) - c) * b.axis * b.axis.transpose();
+    const M3<T> E = R.transpose() * b.E_tree;  // X_J(q) X_tree; r = r_tree
+    M6<T>& Xi = X[static_cast<std::size_t>(i)];
+    Xi.setZero();
+    Xi.template topLeftCorner<3, 3>() = Xi.template bottomRightCorner<3, 3>() = E;
+    Xi.template bottomLeftCorner<3, 3>() = -E * skew<T>(b.r_tree);
+    V6<T> S = V6<T>::Zero();
+    S.template head<3>() = b.axis;
+    const std::size_t p = static_cast<std::size_t>(b.parent);
+    vel[i] = Xi * vel[p] + S * v[i - 1];
+    acc[i] = Xi * acc[p] + S * a[i - 1] + crm<T>(vel[i]) * S * v[i - 1];
+    f[i] = b.inertia * acc[i] - crm<T>(vel[i]).transpose() * (b.inertia * vel[i]);  // crf = -crm^T
+  }
+  VX<T> tau(n - 1);
+  for (int i = n - 1; i > 0; --i) {
+    const RefBody<T>& b = bodies[static_cast<std::size_t>(i)];
+    tau[i - 1] = b.axis.dot(f[i].template head<3>());
+    if (b.parent > 0) f[static_cast<std::size_t>(b.parent)] += X[static_cast<std::size_t>(i)].transpose() * f[i];
+  }
+  return tau;
+}
+
+/// qdd = M^-1 (tau - C) in T: C by the RNEA, M by the direct method, then M = L D L^T.
+template <class T>
+VX<T> reference_fd(const std::vector<RefBody<T>>& bodies, const plucker::Model& model, const plucker::VecX& q,
+                   const plucker::VecX& v, const plucker::VecX& tau, plucker::MatX* M_out = nullptr) {
+  const int nv = model.nv();
+  const VX<T> vt = v.cast<T>(), zero = VX<T>::Zero(nv);
+  VX<T> x = tau.cast<T>() - reference_rnea<T>(bodies, q, vt, zero, model.gravity().cast<T>());
+  MX<T> M(nv, nv);
+  for (int k = 0; k < nv; ++k) M.col(k) = reference_rnea<T>(bodies, q, zero, VX<T>::Unit(nv, k), V3<T>::Zero());
+  if (M_out) *M_out = M.template cast<double>();
+  for (int j = 0; j < nv; ++j) {  // M = L D L^T in place (lower triangle)
+    for (int k = 0; k < j; ++k) M(j, j) -= M(j, k) * M(j, k) * M(k, k);
+    for (int i = j + 1; i < nv; ++i) {
+      for (int k = 0; k < j; ++k) M(i, j) -= M(i, k) * M(j, k) * M(k, k);
+      M(i, j) /= M(j, j);
+    }
+  }
+  for (int i = 0; i < nv; ++i)
+    for (int k = 0; k < i; ++k) x[i] -= M(i, k) * x[k];
+  for (int i = 0; i < nv; ++i) x[i] /= M(i, i);
+  for (int i = nv - 1; i >= 0; --i)
+    for (int k = i + 1; k < nv; ++k) x[i] -= M(k, i) * x[k];
+  return x;
+}
+
+double rel_diff(const Eigen::Matrix<long double, Eigen::Dynamic, 1>& a, const Eigen::Matrix<long double, Eigen::Dynamic, 1>& b) {
+  return static_cast<double>((a - b).norm() / b.norm());
+}
+
+}  // namespace
+
+int run_fd_ops(const std::string& spec) {
+  const std::size_t c1 = spec.find(','), c2 = spec.find(',', c1 + 1);
+  if (c1 == std::string::npos || c2 == std::string::npos) {
+    std::cerr << "--fd_ops=MODEL,METHOD,K\n";
+    return 2;
+  }
+  const std::string name = spec.substr(0, c1), method = spec.substr(c1 + 1, c2 - c1 - 1);
+  const int K = std::atoi(spec.substr(c2 + 1).c_str());
+  for (const FdModel& fm : fd_models()) {
+    if (fm.name != name) continue;
+    const plucker::Model model = fm.build();
+    plucker::Data data(model);
+    std::mt19937_64 rng(7);
+    const plucker::VecX q = plucker::random_configuration(model, rng);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    plucker::VecX v(model.nv()), tau(model.nv());
+    for (int k = 0; k < model.nv(); ++k) v[k] = u(rng), tau[k] = 10.0 * u(rng);
+    const plucker::ForwardDynamicsMethod m = plucker::parse_forward_dynamics_method(method);
+    double checksum = 0.0;
+    for (int k = 0; k < K; ++k) checksum += plucker::forward_dynamics(model, data, q, v, tau, m).sum();
+    std::printf("%s %s K=%d nv=%d checksum %.6g cg_iterations %d\n", name.c_str(), method.c_str(), K, model.nv(),
+                checksum, data.cg.iterations);
+    return 0;
+  }
+  std::cerr << "--fd_ops: unknown model '" << name << "'\n";
+  return 2;
+}
+
+int run_fd_accuracy(const std::string& out_dir, const std::string& models_regex) {
+  const std::regex filter(models_regex.empty() ? std::string("^(chain|tapered_chain|tree_bf2_)") : models_regex);
+  std::ofstream js(out_dir + "/fd_accuracy.json");
+  js << "[\n";
+  bool first = true;
+  constexpr int kStates = 5;
+  std::printf("%-18s %4s %9s %10s", "model", "nv", "cond(M)", "ld-ref dev");
+  for (plucker::ForwardDynamicsMethod m : plucker::forward_dynamics_methods())
+    if (m != plucker::ForwardDynamicsMethod::Auto) std::printf(" %10s", std::string(plucker::to_string(m)).substr(0, 10).c_str());
+  std::printf("\n");
+  for (const FdModel& fm : fd_models()) {
+    if (!std::regex_search(fm.name, filter)) continue;
+    const plucker::Model model = fm.build();
+    const auto bodies_q = reference_model<Quad>(model);
+    const auto bodies_ld = reference_model<long double>(model);
+    if (!bodies_q) continue;
+    plucker::Data data(model);
+    std::mt19937_64 rng(11);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::map<std::string, double> worst;
+    double cond_max = 0.0, ld_dev_max = 0.0;
+    for (int s = 0; s < kStates; ++s) {
+      const plucker::VecX q = plucker::random_configuration(model, rng);
+      plucker::VecX v(model.nv()), tau(model.nv());
+      for (int k = 0; k < model.nv(); ++k) v[k] = u(rng), tau[k] = 10.0 * u(rng);
+      plucker::MatX M;
+      const Eigen::Matrix<long double, Eigen::Dynamic, 1> ref =
+          reference_fd<Quad>(*bodies_q, model, q, v, tau, &M).template cast<long double>();
+      // How far a long-double reference would be from the quad one (the quad one is good to
+      // about cond(M) * 1.9e-34).
+      const double ld_dev = rel_diff(reference_fd<long double>(*bodies_ld, model, q, v, tau), ref);
+      const Eigen::VectorXd ev = Eigen::SelfAdjointEigenSolver<plucker::MatX>(M, Eigen::EigenvaluesOnly).eigenvalues();
+      const double cond = ev.maxCoeff() / ev.minCoeff();
+      cond_max = std::max(cond_max, cond);
+      ld_dev_max = std::max(ld_dev_max, ld_dev);
+      for (plucker::ForwardDynamicsMethod m : plucker::forward_dynamics_methods()) {
+        if (m == plucker::ForwardDynamicsMethod::Auto) continue;
+        const std::string name(plucker::to_string(m));
+        double err = std::nan("");
+        int iterations = 0;
+        try {
+          const plucker::VecX qdd = plucker::forward_dynamics(model, data, q, v, tau, m);
+          err = rel_diff(qdd.cast<long double>(), ref);
+          if (m == plucker::ForwardDynamicsMethod::ConjugateGradient || m == plucker::ForwardDynamicsMethod::PreconditionedCG)
+            iterations = data.cg.iterations;
+        } catch (const std::exception&) {
+        }
+        worst[name] = std::max(worst[name], err);
+        char buf[512];
+        std::snprintf(buf, sizeof(buf),
+                      "  {\"family\": \"%s\", \"model\": \"%s\", \"nv\": %d, \"state\": %d, \"method\": \"%s\", "
+                      "\"rel_err\": %.4e, \"cond\": %.4e, \"long_double_ref_dev\": %.3e, \"quad_ref_bound\": %.3e, "
+                      "\"cg_iterations\": %d}",
+                      fm.family.c_str(), fm.name.c_str(), model.nv(), s, name.c_str(), err, cond, ld_dev,
+                      cond * kQuadEps, iterations);
+        js << (first ? "" : ",\n") << buf;
+        first = false;
+      }
+    }
+    std::printf("%-18s %4d %9.2e %10.1e", fm.name.c_str(), model.nv(), cond_max, ld_dev_max);
+    for (plucker::ForwardDynamicsMethod m : plucker::forward_dynamics_methods())
+      if (m != plucker::ForwardDynamicsMethod::Auto) std::printf(" %10.2e", worst[std::string(plucker::to_string(m))]);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  js << "\n]\n";
+  std::printf("\nworst relative error |qdd - qdd_ref| / |qdd_ref| over %d states; reference in __float128 (ld-ref dev: "
+              "how far a long-double reference is from it); wrote %s/fd_accuracy.json\n",
+              kStates, out_dir.c_str());
+  return 0;
+}
+
+}  // namespace plucker_bench

@@ -1,0 +1,188 @@
+// Forward dynamics, every class of method (paper 002, Jain 1991, generalised from serial
+// chains to kinematic trees with multi-DoF joints), the factorisations of the joint-space
+// inertia matrix that exploit branch-induced sparsity (paper 003, Featherstone 2005), and
+// one entry point that runs any of them or picks the fastest for the model.
+//
+//   O(N^3)  M by the direct method, the symmetry-based method or the CRBA (crba.hpp), then a
+//           factorisation: dense Cholesky, or LTDL / LTL on the tree's sparsity pattern.
+//   O(N^2)  conjugate gradient on M y = ID(q, 0, y) (no M formed), plain or preconditioned by
+//           diag(H R H*); the innovations factorisation M = [I + H phi K] D [I + H phi K]*;
+//           M^-1 = [I - H psi K]* D^-1 [I - H psi K] formed explicitly (minv).
+//   O(N)    the articulated-body algorithm (aba.hpp).
+//
+// Translation from Jain's serial-chain numbering (tip = 1, base = n) to plucker's trees
+// (base = 0, parent(i) < i): "k+1" (inboard) becomes parent(k), "k-1" (outboard) becomes the
+// children of k, phi(k+1, k) is the force transform child -> parent, X_up(k)^T. Operators
+// that are lower triangular in Jain's numbering (phi, psi, I + H phi K) are therefore upper
+// triangular in plucker's.
+//
+// Every function here follows the library's rules: inputs checked once at the API boundary,
+// no heap allocation after Data(model) (except innovations_factors, a testing aid that
+// returns fresh matrices, and forward_dynamics_choice, which builds its reason string), and
+// SingularError naming the joint when M is singular (e.g. a massless moving subtree).
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plucker/algorithms/aba.hpp"
+#include "plucker/algorithms/crba.hpp"
+
+namespace plucker {
+
+// ============================================================================================
+// O(N^3) class: the joint-space inertia matrix (paper 002 §3), and CRB-inertia inverse dynamics
+// ============================================================================================
+
+/// M(q) by the direct method (paper 000 §3.2 method 1, paper 002 §3): column k is the gravity-free
+/// inverse dynamics ID(q, 0, e_k) = D(q, 0, e_k) - D(q, 0, 0), nv calls of the O(N) mass_times
+/// kernel on one set of poses. Full symmetric. Returns data.M.
+const MatX& mass_matrix_direct(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
+
+/// M(q) by the symmetry-based method (paper 002 §3): for column k only the subtree of k's joint
+/// moves, so inverse dynamics on that subtree alone gives the rows of M in the subtree (the lower
+/// triangle); the upper triangle follows by symmetry. Returns data.M.
+const MatX& mass_matrix_symmetry(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
+
+/// tau = M(q) y: the O(N) inverse-dynamics product without velocity, gravity or external
+/// forces (paper 002 §4; the product conjugate gradient needs). Returns data.tau.
+const VecX& mass_times(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
+                       const Eigen::Ref<const VecX>& y);
+
+/// Inverse dynamics by composite rigid-body inertias (paper 002 Lemma 3.2, f = R alpha + y, with
+/// the bias forces of Lemma 6.5): two decoupled recursions, alpha outward and the correction
+/// force y inward together with R (Eq. 24). Equal to rnea(q, v, a). Returns data.tau.
+const VecX& rnea_composite(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
+                           const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& a);
+
+// ============================================================================================
+// Branch-induced sparsity (paper 003, Featherstone 2005): factorisations in place on M
+// ============================================================================================
+
+/// The parent array at DoF level, lambda(k) for k = 0..nv-1: the previous DoF of the same joint,
+/// else the last DoF of the nearest ancestor joint that has DoFs, else -1. M(i, j) (i > j) can be
+/// nonzero only when j is an ancestor of i in this array (a DoF-level ancestor). Also Data::dof_parent.
+std::vector<int> dof_parents(const Model& model);
+
+/// M = L^T D L (L unit lower triangular, D diagonal) in place on data.M, which must hold M's upper
+/// triangle (crba with either Triangle, mass_matrix_*): only the upper triangle is read. Afterwards
+/// the strict upper triangle of data.M holds L^T (data.M(j, i) = L(i, j), j < i: row i of L is
+/// contiguous in column-major storage), its diagonal holds D, its strict lower triangle is
+/// untouched. L(i, j) != 0 only when j is a DoF-level ancestor of i: no fill-in outside M's own
+/// pattern. Throws SingularError naming the joint of a vanishing pivot.
+void factorize_ltdl(const Model& model, Data& data);
+/// M = L^T L (L lower triangular, positive diagonal), in place as factorize_ltdl (L^T in the upper
+/// triangle and diagonal of data.M).
+void factorize_ltl(const Model& model, Data& data);
+
+/// Solves M x = b with the factors left in data.M by factorize_ltdl; x holds b on entry.
+void solve_ltdl(const Model& model, const Data& data, Eigen::Ref<VecX> x);
+/// Solves M x = b with the factors left in data.M by factorize_ltl; x holds b on entry.
+void solve_ltl(const Model& model, const Data& data, Eigen::Ref<VecX> x);
+
+/// Floating-point operation counts of a factorisation and of one back-substitution.
+struct FactorisationCost {
+  long long factor_mul = 0, factor_add = 0, factor_div = 0, factor_sqrt = 0;
+  long long solve_mul = 0, solve_add = 0, solve_div = 0;
+  long long factor() const { return factor_mul + factor_add + factor_div + factor_sqrt; }
+  long long solve() const { return solve_mul + solve_add + solve_div; }
+  long long total() const { return factor() + solve(); }
+};
+/// LTDL on the model's topology (Featherstone 2005): with d_k the number of DoF-level ancestors
+/// of DoF k, sum_k d_k divisions and sum_k d_k (d_k + 1) / 2 multiply-subtracts; the
+/// back-substitution 2 sum_k d_k multiply-adds and nv divisions.
+FactorisationCost ltdl_cost(const Model& model);
+/// LTL: as LTDL plus nv square roots, and 2 nv divisions in the back-substitution.
+FactorisationCost ltl_cost(const Model& model);
+/// A dense Cholesky factorisation and solve of an n x n matrix (ignores every zero): the chain's
+/// cost, (n^3 - n) / 6 multiply-subtracts. ltdl_cost of an unbranched chain equals it.
+FactorisationCost dense_cholesky_cost(int n);
+
+// ============================================================================================
+// O(N^2) class (paper 002 §4)
+// ============================================================================================
+
+/// x = M(q)^-1 b by conjugate gradient (paper 002 §4, the loop of Ref. 18): every M p is the O(N)
+/// product mass_times on one set of poses; M is never formed. With `preconditioned`, the
+/// preconditioner is Lambda = diag(H R H*) (Jain; Ref. 5), the d x d diagonal blocks of M from
+/// the composite inertias R, O(N). Iterates until |r| <= tolerance |b| (recursively updated
+/// residual) or max_iterations (default 10 nv); data.cg reports iterations, residual and
+/// convergence (not converging is reported, not thrown). Throws SingularError naming the joint
+/// when a block of diag(H R H*) is singular (massless subtree) or when p^T M p vanishes.
+/// Returns data.fd_x.
+const VecX& solve_conjugate_gradient(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
+                                     const Eigen::Ref<const VecX>& b, bool preconditioned, double tolerance = 1e-14,
+                                     int max_iterations = -1);
+
+/// The innovations factors of paper 002 Lemma 6.2 as dense matrices, M = L D L^T with
+/// L = I + H phi K (unit upper triangular in plucker's numbering: L(i, j) = H(i) phi(i, j) G(j)
+/// for joint(i) a strict ancestor of joint(j)) and D = H P H* block diagonal (d x d per joint).
+/// For 1-DoF joints, L^T is the L of factorize_ltdl and D its diagonal. A testing aid:
+/// O(N depth) work, allocates the two matrices.
+struct InnovationsFactors {
+  MatX L, D;
+};
+InnovationsFactors innovations_factors(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
+
+/// x = M(q)^-1 b by the innovations factorisation (paper 002 §4, triangularised equations):
+/// the factors P, D, G (O(N), Jain Eq. 45), then (a) [I + H phi K] e = b and x' = D^-1 e,
+/// (b) [I + H phi K]* x = x', each triangular solve an O(N) recursion over the tree.
+/// Returns data.fd_x.
+const VecX& solve_innovations(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
+                              const Eigen::Ref<const VecX>& b);
+
+// ============================================================================================
+// The operator form of the O(N) class: M^-1 in closed form (paper 002 Lemmas 6.1-6.4)
+// ============================================================================================
+
+/// M(q)^-1 = [I - H psi K]* D^-1 [I - H psi K] (Lemma 6.4) formed explicitly in O(N^2) without
+/// forming or factorising M: the articulated-body sweeps of Eq. 46 run on the matrix-valued input
+/// T = I (all unit joint forces at once). Full symmetric nv x nv. Throws SingularError naming the
+/// joint. Returns data.Minv.
+const MatX& minv(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
+
+// ============================================================================================
+// One entry point
+// ============================================================================================
+
+enum class ForwardDynamicsMethod : int {
+  Aba,                ///< "aba": articulated-body algorithm, O(N)
+  CrbaCholesky,       ///< "crba_cholesky": CRBA + dense Cholesky (forward_dynamics_crba)
+  CrbaLtdl,           ///< "crba_ltdl": CRBA + sparse LTDL on the tree's pattern
+  DirectCholesky,     ///< "direct_cholesky": mass_matrix_direct + dense Cholesky
+  SymmetryCholesky,   ///< "symmetry_cholesky": mass_matrix_symmetry + dense Cholesky
+  ConjugateGradient,  ///< "cg": conjugate gradient on mass_times
+  PreconditionedCG,   ///< "pcg": conjugate gradient preconditioned by diag(H R H*)
+  Innovations,        ///< "innovations": innovations factorisation, two triangular recursions
+  Minv,               ///< "minv": qdd = M^-1 (tau - C) with M^-1 from minv
+  Auto,               ///< "auto": the method forward_dynamics_choice picks for the model
+};
+
+/// Every method, in the order above (Auto last).
+std::span<const ForwardDynamicsMethod> forward_dynamics_methods();
+/// "aba", "crba_cholesky", ... (as in the enum's comments).
+std::string_view to_string(ForwardDynamicsMethod method);
+/// The inverse of to_string; throws InvalidArgument listing the valid names.
+ForwardDynamicsMethod parse_forward_dynamics_method(std::string_view name);
+
+/// qdd = FD(q, v, tau) by `method`. f_ext (empty: none) and frame as in aba / rnea. The methods
+/// other than the ABA first compute C = rnea(q, v, 0, f_ext), then solve M qdd = tau - C. Throws
+/// SingularError naming the joint where M is singular. Returns data.qdd.
+const VecX& forward_dynamics(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
+                             const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
+                             ForwardDynamicsMethod method, ExternalForces f_ext = {},
+                             ReferenceFrame frame = ReferenceFrame::World);
+
+/// Which method Auto runs on this model, and why: the ABA and CRBA + LTDL are the two candidates
+/// (the other methods never beat both), compared by predicted time from the cost formulas (the
+/// sums of DoF depths of ltdl_cost) with per-operation constants calibrated by measurement.
+struct ForwardDynamicsChoice {
+  ForwardDynamicsMethod method = ForwardDynamicsMethod::Aba;
+  std::string reason;
+  double predicted_ns_aba = 0.0, predicted_ns_crba_ltdl = 0.0;
+};
+ForwardDynamicsChoice forward_dynamics_choice(const Model& model);
+
+}  // namespace plucker

@@ -1,0 +1,131 @@
+"""plucker.forward_dynamics (every method of FORWARD_DYNAMICS_METHODS), plucker.minv and
+plucker.forward_dynamics_choice: every method agrees with the ABA and with a dense solve of the
+CRBA's M, M^-1 M = I, external forces, argument errors, SingularError on romeo.
+
+Tolerance: |qdd - qdd_ref| <= C * cond(M) * eps * (|qdd_ref| + (|tau| + |c|) / lambda_max(M))
+(2-norms, C = 10; cg / pcg stop at a relative residual of 1e-14, so eps is replaced by 1e-14 for
+them), the forward-error bound of a backward-stable solve."""
+import numpy as np
+import pytest
+
+import plucker
+from conftest import requires_models, zoo
+
+C = 10.0
+EPS = np.finfo(float).eps
+EXPECTED_METHODS = ("aba", "crba_cholesky", "crba_ltdl", "direct_cholesky", "symmetry_cholesky", "cg", "pcg",
+                    "innovations", "minv", "auto")
+
+MODELS = {
+    "chain12": lambda: plucker.build_chain(12, seed=3),
+    "tree_bf1.5": lambda: plucker.build_random_tree(24, branching_factor=1.5, skew=0.4, taper=0.95, seed=2),
+    "tree_bf2": lambda: plucker.build_random_tree(31, branching_factor=2.0, skew=0.7, taper=0.9, seed=4),
+    "tree_bf3": lambda: plucker.build_random_tree(40, branching_factor=3.0, skew=0.3, taper=0.95, seed=5),
+    "humanoid": lambda: plucker.build_humanoid(seed=1),
+    "quadruped": lambda: plucker.build_quadruped(seed=1),
+    "all_joints": lambda: plucker.build_all_joints_tree(seed=1),
+}
+ZOO = [("ur5", False), ("panda", False), ("talos_full", True), ("anymal", True), ("icub", True), ("pr2", True)]
+for _name, _fb in ZOO:
+    MODELS[f"zoo_{_name}"] = (lambda n=_name, f=_fb: zoo(n, f))
+_cache = {}
+
+
+def get_model(mid):
+    if mid not in _cache:
+        _cache[mid] = MODELS[mid]()
+    return _cache[mid]
+
+
+def model_params():
+    return [pytest.param(mid, marks=requires_models) if mid.startswith("zoo_") else mid for mid in MODELS]
+
+
+def random_state(m, seed):
+    rng = np.random.default_rng(seed)
+    return plucker.random_configuration(m, seed), rng.uniform(-1, 1, m.nv), rng.uniform(-10, 10, m.nv)
+
+
+def bound(M, ref, tau, c, eps=EPS):
+    w = np.linalg.eigvalsh(M)
+    return C * (w[-1] / w[0]) * eps * (np.linalg.norm(ref) + (np.linalg.norm(tau) + np.linalg.norm(c)) / w[-1])
+
+
+def test_method_names():
+    assert tuple(plucker.FORWARD_DYNAMICS_METHODS) == EXPECTED_METHODS
+
+
+@pytest.mark.parametrize("mid", model_params())
+def test_every_method_agrees_with_aba_and_dense_solve(mid):
+    m = get_model(mid)
+    for seed in range(2):
+        q, v, tau = random_state(m, 100 + seed)
+        M = plucker.crba(m, q)
+        c = plucker.nonlinear_effects(m, q, v)
+        dense = np.linalg.solve(M, tau - c)
+        ref = plucker.aba(m, q, v, tau)
+        for method in plucker.FORWARD_DYNAMICS_METHODS:
+            qdd = plucker.forward_dynamics(m, q, v, tau, method=method)
+            assert qdd.shape == (m.nv,) and np.all(np.isfinite(qdd))
+            eps = 1e-14 if method in ("cg", "pcg") else EPS
+            for r in (ref, dense):
+                assert np.linalg.norm(qdd - r) <= bound(M, r, tau, c, eps), (mid, seed, method)
+
+
+@pytest.mark.parametrize("mid", model_params())
+def test_minv_times_m_is_identity(mid):
+    m = get_model(mid)
+    q, _, _ = random_state(m, 7)
+    M = plucker.crba(m, q)
+    Minv = plucker.minv(m, q)
+    assert Minv.shape == (m.nv, m.nv)
+    np.testing.assert_array_equal(Minv, Minv.T)
+    w = np.linalg.eigvalsh(M)
+    assert np.max(np.abs(Minv @ M - np.eye(m.nv))) <= C * (w[-1] / w[0]) * EPS
+
+
+def test_external_forces_enter_every_method():
+    m = plucker.build_humanoid(seed=2)
+    q, v, tau = random_state(m, 11)
+    f_ext = {"l_hand": [0.1, -0.2, 0.3, 5.0, -3.0, 20.0], "torso": [1.0, 0.0, -0.5, 0.0, 8.0, 0.0]}
+    for frame in ("world", "local"):
+        ref = plucker.aba(m, q, v, tau, f_ext=f_ext, frame=frame)
+        assert not np.allclose(ref, plucker.aba(m, q, v, tau))
+        for method in plucker.FORWARD_DYNAMICS_METHODS:
+            qdd = plucker.forward_dynamics(m, q, v, tau, method=method, f_ext=f_ext, frame=frame)
+            assert np.allclose(qdd, ref, rtol=1e-9, atol=1e-9), (method, frame)
+
+
+def test_auto_and_choice():
+    for m in (plucker.build_chain(32), plucker.build_humanoid(), plucker.build_random_tree(64, 3.0, 0.5, 1.0)):
+        choice = plucker.forward_dynamics_choice(m)
+        method, reason = choice  # a named tuple
+        assert choice.method == method and choice.reason == reason
+        assert method in ("aba", "crba_ltdl")
+        assert method in reason and "ns" in reason
+        q, v, tau = random_state(m, 3)
+        np.testing.assert_array_equal(plucker.forward_dynamics(m, q, v, tau),
+                                      plucker.forward_dynamics(m, q, v, tau, method=method))
+    assert plucker.forward_dynamics_choice(plucker.build_chain(64)).method == "aba"
+
+
+def test_argument_errors():
+    m = plucker.build_chain(4)
+    q, v, tau = random_state(m, 1)
+    with pytest.raises(ValueError, match="crba_ltdl"):
+        plucker.forward_dynamics(m, q, v, tau, method="cholesky")
+    with pytest.raises(ValueError, match="tau has size 3"):
+        plucker.forward_dynamics(m, q, v, tau[:3], method="pcg")
+    with pytest.raises(ValueError, match="q"):
+        plucker.minv(m, q[:2])
+
+
+@requires_models
+def test_romeo_every_method_raises_singular_error():
+    m = zoo("romeo", True)
+    q, v, tau = random_state(m, 5)
+    for method in plucker.FORWARD_DYNAMICS_METHODS:
+        with pytest.raises(plucker.SingularError, match="joint '"):
+            plucker.forward_dynamics(m, q, v, tau, method=method)
+    with pytest.raises(plucker.SingularError):
+        plucker.minv(m, q)
