@@ -431,6 +431,38 @@ PYBIND11_MODULE(plucker, mod) {
           "Gravity acceleration in world coordinates (3-vector; default [0, 0, -9.81]).")
       .def_property_readonly("joint_names", [](const PyModel& m) { return str_list(m.model.movable_joint_names()); },
                              "Names of the movable joints (nv > 0), in model (q/v) order.")
+      .def_property_readonly("loop_joint_names", [](const PyModel& m) { return str_list(m.model.loop_joint_names()); },
+                             "Names of the loop-closing joints (docs/loops.md), in constraint-row order.")
+      .def_property_readonly("num_constraints", [](const PyModel& m) { return m.model.num_constraints(); },
+                             "Rows of phi(q) = 0: 6 - dof per loop joint, then one per mimic joint.")
+      .def(
+          "add_loop_joint",
+          [](PyModel& m, const std::string& name, const std::string& type, const std::string& predecessor,
+             const std::string& successor, ArrayLike pred_xyz, ArrayLike pred_rpy, ArrayLike succ_xyz,
+             ArrayLike succ_rpy, ArrayLike axis, bool actuated) {
+            plucker::LoopJoint lj;
+            lj.name = name;
+            lj.type = plucker::parse_loop_joint_type(type);
+            lj.predecessor = m.model.body_index(predecessor);
+            lj.successor = m.model.body_index(successor);
+            auto v3 = [](ArrayLike a, const char* what) { return plucker::Vec3(cmap(vector_arg(a, what, 3, "3"))); };
+            lj.X_predecessor = plucker::Transform::from_rpy_xyz(v3(pred_rpy, "predecessor_rpy"), v3(pred_xyz, "predecessor_xyz"));
+            lj.X_successor = plucker::Transform::from_rpy_xyz(v3(succ_rpy, "successor_rpy"), v3(succ_xyz, "successor_xyz"));
+            lj.axis = v3(axis, "axis");
+            lj.actuated = actuated;
+            const int k = m.model.add_loop_joint(lj);
+            m.data = plucker::Data(m.model);  // the workspace is sized for the constraints
+            return k;
+          },
+          py::arg("name"), py::arg("type"), py::arg("predecessor"), py::arg("successor"),
+          py::arg("predecessor_xyz") = py::make_tuple(0.0, 0.0, 0.0),
+          py::arg("predecessor_rpy") = py::make_tuple(0.0, 0.0, 0.0),
+          py::arg("successor_xyz") = py::make_tuple(0.0, 0.0, 0.0),
+          py::arg("successor_rpy") = py::make_tuple(0.0, 0.0, 0.0), py::arg("axis") = py::make_tuple(0.0, 0.0, 1.0),
+          py::arg("actuated") = false,
+          "Adds a loop-closing joint between a frame on body `predecessor` and one on body `successor`\n"
+          "(frames given as URDF-style xyz/rpy in the body frames), as the <loop_joint> element does.\n"
+          "type: revolute, prismatic, cylindrical, planar, spherical (ball) or fixed (weld). Returns its index.")
       .def_property_readonly("all_joint_names", [](const PyModel& m) { return str_list(m.model.joint_names()); },
                              "Names of the joints of bodies 1..nbodies-1, fixed ones included.")
       .def_property_readonly("body_names", [](const PyModel& m) { return str_list(m.model.body_names()); },
@@ -536,6 +568,101 @@ PYBIND11_MODULE(plucker, mod) {
       py::arg("model"), py::arg("q"),
       "M(q)^-1, (nv, nv), from the operator form [I - H psi K]* D^-1 [I - H psi K] (Jain Lemma 6.4),\n"
       "O(N^2) without forming or factorising M. Raises plucker.SingularError naming the joint.");
+  // ---- closed loops (docs/loops.md) ----
+  mod.def(
+      "constrained_forward_dynamics",
+      [](PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, const std::string& method, py::tuple baumgarte,
+         double rank_tolerance, py::object loop_joint_forces) {
+        const InArray qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
+        plucker::ConstrainedOptions opt;
+        opt.method = plucker::parse_constrained_method(method);
+        if (baumgarte.size() != 2) value_error("baumgarte must be a pair (alpha, beta)");
+        opt.baumgarte_alpha = baumgarte[0].cast<double>();
+        opt.baumgarte_beta = baumgarte[1].cast<double>();
+        opt.rank_tolerance = rank_tolerance;
+        if (!loop_joint_forces.is_none()) {
+          const int na = m.model.num_loop_actuators();
+          opt.loop_joint_forces = cmap(vector_arg(loop_joint_forces, "loop_joint_forces", na, std::to_string(na)));
+        }
+        const VecX qdd = plucker::constrained_forward_dynamics(m.model, m.data, cmap(qa), cmap(va), cmap(ta), opt);
+        return py::make_tuple(vec_out(qdd), vec_out(m.data.loops.lambda));
+      },
+      py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("method") = "kkt",
+      py::arg("baumgarte") = py::make_tuple(0.0, 0.0), py::arg("rank_tolerance") = 1e-10,
+      py::arg("loop_joint_forces") = py::none(),
+      "(qdd, lam) of the closed-loop system M qdd + C = tau + L^T lam, L qdd = c (paper 000 Eq. 20) by\n"
+      "method 'kkt' (Eq. 20 directly), 'range_space' (Eq. 21, lambda first with O(n) tree solves) or\n"
+      "'null_space' (Eq. 22). baumgarte=(alpha, beta): phi'' + 2 alpha phi' + beta^2 phi = 0. Rank-deficient\n"
+      "constraints are handled by a rank-revealing step (rank_tolerance); lam is the minimum-norm one.");
+  mod.def(
+      "constraint_residual",
+      [](PyModel& m, ArrayLike q) {
+        const InArray qa = q_arg(m, q);
+        return vec_out(plucker::constraint_residual(m.model, m.data, cmap(qa)));
+      },
+      py::arg("model"), py::arg("q"), "phi(q), (num_constraints,): zero when every loop (and mimic) is closed.");
+  mod.def(
+      "constraint_jacobian",
+      [](PyModel& m, ArrayLike q) {
+        const InArray qa = q_arg(m, q);
+        return mat_out(plucker::constraint_jacobian(m.model, m.data, cmap(qa)));
+      },
+      py::arg("model"), py::arg("q"), "L(q), (num_constraints, nv): phi' = L v.");
+  mod.def(
+      "constraint_bias",
+      [](PyModel& m, ArrayLike q, ArrayLike v) {
+        const InArray qa = q_arg(m, q), va = v_arg(m, v, "v");
+        return vec_out(plucker::constraint_bias(m.model, m.data, cmap(qa), cmap(va)));
+      },
+      py::arg("model"), py::arg("q"), py::arg("v"), "c(q, v) = -(dL/dt) v: the constraints read L qdd = c.");
+  mod.def(
+      "assemble",
+      [](PyModel& m, ArrayLike q_guess, py::iterable fixed_joints, double tolerance, int max_iterations) {
+        const InArray qa = q_arg(m, q_guess, "q_guess");
+        plucker::AssembleOptions opt;
+        opt.tolerance = tolerance;
+        opt.max_iterations = max_iterations;
+        for (py::handle j : fixed_joints) opt.fixed_joints.push_back(m.model.joint_index(j.cast<std::string>()));
+        return vec_out(plucker::assemble(m.model, m.data, cmap(qa), opt));
+      },
+      py::arg("model"), py::arg("q_guess"), py::arg("fixed_joints") = py::tuple(),
+      py::arg("tolerance") = 1e-12, py::arg("max_iterations") = 50,
+      "q with phi(q) = 0 near q_guess (Newton projection with minimum-norm steps), holding the joints\n"
+      "named in fixed_joints. Raises plucker.SingularError naming the loops it cannot close.");
+  mod.def(
+      "project_velocity",
+      [](PyModel& m, ArrayLike q, ArrayLike v) {
+        const InArray qa = q_arg(m, q), va = v_arg(m, v, "v");
+        return vec_out(plucker::project_velocity(m.model, m.data, cmap(qa), cmap(va)));
+      },
+      py::arg("model"), py::arg("q"), py::arg("v"),
+      "The velocity closest to v in the kinetic-energy metric with L v = 0.");
+  mod.def(
+      "constrained_inverse_dynamics",
+      [](PyModel& m, ArrayLike q, ArrayLike v, ArrayLike qdd, py::iterable actuated_joints) {
+        const InArray qa = q_arg(m, q), va = v_arg(m, v, "v"), aa = v_arg(m, qdd, "qdd");
+        std::vector<int> act;
+        for (py::handle j : actuated_joints) act.push_back(m.model.joint_index(j.cast<std::string>()));
+        const plucker::ClosedLoopInverseDynamics r =
+            plucker::constrained_inverse_dynamics(m.model, m.data, cmap(qa), cmap(va), cmap(aa), act);
+        return py::make_tuple(vec_out(r.u), vec_out(r.lambda));
+      },
+      py::arg("model"), py::arg("q"), py::arg("v"), py::arg("qdd"), py::arg("actuated_joints"),
+      "(u, lam): actuator forces of the named joints (then of actuated loop joints) and constraint\n"
+      "multipliers producing qdd. Raises plucker.SingularError when the actuators cannot produce it.");
+  mod.def(
+      "build_four_bar",
+      [](double ground, double crank, double coupler, double rocker, double crank_angle) {
+        plucker::FourBarParams p;
+        p.ground = ground, p.crank = crank, p.coupler = coupler, p.rocker = rocker, p.crank_angle = crank_angle;
+        return wrap(plucker::build_four_bar(p));
+      },
+      py::arg("ground") = 1.0, py::arg("crank") = 0.3, py::arg("coupler") = 0.9, py::arg("rocker") = 0.7,
+      py::arg("crank_angle") = 1.0, "Planar four-bar linkage (see plucker/model/builders.hpp); q = 0 is assembled.");
+  mod.def("build_slider_crank", []() { return wrap(plucker::build_slider_crank()); },
+          "Planar slider-crank; q = 0 is assembled.");
+  mod.def("build_delta", []() { return wrap(plucker::build_delta()); },
+          "3-DoF Delta-type translational parallel robot; q = 0 is assembled.");
   mod.def("forward_dynamics_choice", &forward_dynamics_choice_py, py::arg("model"),
           "ForwardDynamicsChoice(method, reason): the method that forward_dynamics(method='auto') runs\n"
           "on this model ('aba' or 'crba_ltdl', by predicted time from the topology) and why.");

@@ -61,6 +61,13 @@ Data::Data(const Model& model) : nbodies(model.nbodies()), nq(model.nq()), nv(mo
   for (int i = 1; i < nbodies; ++i) fd_F[i] = Matrix6X::Zero(6, nv - model.idx_v(i));
   Minv = MatX::Zero(nv, nv);
   fd_auto_method = static_cast<int>(forward_dynamics_choice(model).method);
+
+  loops.nc = model.num_constraints();
+  loops.phi = VecX::Zero(loops.nc);
+  loops.c = VecX::Zero(loops.nc);
+  loops.lambda = VecX::Zero(loops.nc);
+  loops.L = MatX::Zero(loops.nc, nv);
+  loops.S_world = Matrix6X::Zero(6, nv);
 }
 
 }  // namespace plucker

@@ -44,8 +44,12 @@ void innovations_factor(const Model& model, Data& data) {
 }
 
 const VecX& innovations_impl(const Model& model, Data& data, const double* b) {
-  const int n = model.nbodies();
   innovations_factor(model, data);
+  return innovations_solve(model, data, b);
+}
+
+const VecX& innovations_solve(const Model& model, Data& data, const double* b) {
+  const int n = model.nbodies();
   VecX& x = data.fd_x;
 
   // (a) [I + H phi K] e = T, then x = D^-1 e: leaves to root.

@@ -152,7 +152,51 @@ void Model::add_mimic(const MimicRelation& m) {
   if (nv_j_[m.follower] != 1 || nv_j_[m.leader] != 1)
     throw ModelError("add_mimic: joint '" + joint_names_[m.follower] + "' and its leader '" +
                      joint_names_[m.leader] + "' must both have one DoF");
+  if (!std::isfinite(m.multiplier) || !std::isfinite(m.offset))
+    throw ModelError("add_mimic: joint '" + joint_names_[m.follower] + "': non-finite multiplier or offset");
   mimics_.push_back(m);
+  ++num_constraints_;
+}
+
+int Model::add_loop_joint(const LoopJoint& joint) {
+  const std::string where = "add_loop_joint '" + joint.name + "': ";
+  if (joint.name.empty()) throw ModelError("add_loop_joint: empty name");
+  for (const LoopJoint& other : loop_joints_)
+    if (other.name == joint.name) throw ModelError("add_loop_joint: duplicate loop joint name '" + joint.name + "'");
+  if (joint_index_.count(joint.name))
+    throw ModelError(where + "a tree joint already has this name");
+  for (int b : {joint.predecessor, joint.successor})
+    if (b < 0 || b >= nbodies()) throw ModelError(where + "unknown body " + std::to_string(b));
+  if (joint.predecessor == joint.successor)
+    throw ModelError(where + "predecessor and successor are the same body '" + body_names_[joint.successor] + "'");
+  for (const Transform* X : {&joint.X_predecessor, &joint.X_successor})
+    if (!X->E.allFinite() || !X->r.allFinite() || !X->E.isUnitary(1e-6))
+      throw ModelError(where + "joint frame is not a finite rigid transform");
+  LoopJoint lj = joint;
+  lj.X_predecessor.E = Eigen::Quaterniond(joint.X_predecessor.E).normalized().toRotationMatrix();
+  lj.X_successor.E = Eigen::Quaterniond(joint.X_successor.E).normalized().toRotationMatrix();
+  const bool has_axis = joint.type != LoopJointType::Spherical && joint.type != LoopJointType::Fixed;
+  if (has_axis) {
+    const double norm = joint.axis.norm();
+    if (!std::isfinite(norm) || norm < 1e-9) throw ModelError(where + "zero or non-finite axis");
+    lj.axis = joint.axis / norm;
+  }
+  loop_joints_.push_back(lj);
+  num_constraints_ += loop_joint_constraints(lj.type);
+  if (lj.actuated) num_loop_actuators_ += loop_joint_dof(lj.type);
+  return static_cast<int>(loop_joints_.size()) - 1;
+}
+
+std::vector<std::string> Model::loop_joint_names() const {
+  std::vector<std::string> out;
+  for (const LoopJoint& j : loop_joints_) out.push_back(j.name);
+  return out;
+}
+
+int Model::loop_joint_index(const std::string& name) const {
+  for (size_t k = 0; k < loop_joints_.size(); ++k)
+    if (loop_joints_[k].name == name) return static_cast<int>(k);
+  throw InvalidArgument("unknown loop joint '" + name + "'");
 }
 
 std::vector<std::string> Model::movable_joint_names() const {

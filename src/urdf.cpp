@@ -134,6 +134,14 @@ struct PreJoint {
   std::optional<double> multiplier, offset;
 };
 
+struct PreLoopJoint {
+  std::string name, type;
+  std::string link[2];  // predecessor, successor
+  Origin origin[2];
+  Vec3 axis = Vec3::UnitZ();
+  bool actuated = false;
+};
+
 struct BodyPlan {
   int parent = 0;
   JointModel joint;
@@ -180,13 +188,14 @@ class Loader {
   std::vector<PreLink> links_;
   std::vector<PreJoint> joints_;
   std::unordered_map<std::string, int> link_index_, joint_index_;
-  std::vector<std::string> loop_joints_;
+  std::vector<PreLoopJoint> loop_joints_;
   int root_ = -1;
 
   std::vector<BodyPlan> bodies_;  // bodies_[0]: the base (inertia collected for reference)
   std::vector<FramePlan> frames_;
   std::vector<int> body_of_joint_;  // pre-scan joint -> body (-1: merged fixed joint)
   std::vector<MimicRelation> mimics_;
+  std::vector<LoopJoint> loop_plans_;
 
   // ---------------------------------------------------------------- messages
   std::string message(const std::string& what, const std::string& where) const {
@@ -289,12 +298,42 @@ class Loader {
         prescan_link(e);
       else if (tag == "joint")
         prescan_joint(e);
-      else if (tag == "loop_joint") {
-        const char* n = e->Attribute("name");
-        loop_joints_.push_back(n ? n : "<unnamed>");
-      }
+      else if (tag == "loop_joint")
+        prescan_loop_joint(e);
     }
     if (links_.empty()) fail("no <link> elements in <robot> '" + robot_name_ + "'");
+  }
+
+  // <loop_joint name type [actuated]><predecessor link xyz rpy/><successor .../><axis xyz/></loop_joint>
+  // (docs/loops.md). Links are resolved to bodies after the tree is planned.
+  void prescan_loop_joint(const tinyxml2::XMLElement* e) {
+    PreLoopJoint j;
+    const char* n = e->Attribute("name");
+    if (!n || !*n) fail("<loop_joint> has no name attribute");
+    j.name = n;
+    const std::string where = "loop joint " + squote(j.name);
+    const char* t = e->Attribute("type");
+    if (!t) fail("<loop_joint> has no type attribute", where);
+    j.type = t;
+    if (const char* a = e->Attribute("actuated")) {
+      const std::string_view av(a);
+      if (av == "true" || av == "1") j.actuated = true;
+      else if (av != "false" && av != "0") fail("actuated must be true or false, got " + squote(a), where);
+    }
+    const char* tags[2] = {"predecessor", "successor"};
+    for (int k = 0; k < 2; ++k) {
+      const tinyxml2::XMLElement* x = e->FirstChildElement(tags[k]);
+      if (!x) fail("<loop_joint> has no <" + std::string(tags[k]) + "> element", where);
+      const char* link = x->Attribute("link");
+      if (!link) fail("<" + std::string(tags[k]) + "> has no link attribute", where);
+      j.link[k] = link;
+      if (x->Attribute("xyz")) j.origin[k].xyz = read_vec3(x, "xyz", where);
+      if (x->Attribute("rpy")) j.origin[k].rpy = read_vec3(x, "rpy", where);
+    }
+    if (const tinyxml2::XMLElement* a = e->FirstChildElement("axis")) j.axis = read_vec3(a, "xyz", where);
+    for (const PreLoopJoint& other : loop_joints_)
+      if (other.name == j.name) fail("duplicate loop joint name", where);
+    loop_joints_.push_back(j);
   }
 
   void prescan_link(const tinyxml2::XMLElement* e) {
@@ -782,12 +821,47 @@ class Loader {
     if (!mimics_.empty())
       emit(message(std::to_string(mimics_.size()) +
                        " mimic joint(s) are loaded as independent coordinates; tree algorithms do not enforce "
-                       "<mimic> (use the constraint API)",
+                       "<mimic> (the constraint API, constraints/, does)",
                    ""));
-    if (!loop_joints_.empty())
-      emit(message(std::to_string(loop_joints_.size()) + " <loop_joint> element(s) ignored by load_urdf (" +
-                       name_list(loop_joints_, ", ") + "): the model is the spanning tree only",
-                   ""));
+    plan_loop_joints();
+  }
+
+  // A link -> (body, link_X_body): a body's own link, or a link merged into a frame.
+  std::pair<int, Transform> locate_link(const std::string& name, const std::string& where) const {
+    for (size_t k = 0; k < bodies_.size(); ++k)
+      if (bodies_[k].body_name == name) return {static_cast<int>(k), Transform()};
+    for (const FramePlan& f : frames_)
+      if (f.name == name) return {f.body, f.X_body};
+    fail("names link " + squote(name) + ", which does not exist", where);
+  }
+
+  void plan_loop_joints() {
+    for (const PreLoopJoint& pj : loop_joints_) {
+      const std::string where = "loop joint " + squote(pj.name);
+      if (joint_index_.count(pj.name)) fail("a <joint> has the same name", where);
+      LoopJoint lj;
+      lj.name = pj.name;
+      try {
+        lj.type = parse_loop_joint_type(pj.type);
+      } catch (const InvalidArgument& e) {
+        fail(e.what(), where);
+      }
+      const auto [bp, Xp] = locate_link(pj.link[0], where);
+      const auto [bs, Xs] = locate_link(pj.link[1], where);
+      if (bp == bs)
+        fail("predecessor " + link_ref(pj.link[0]) + " and successor " + link_ref(pj.link[1]) +
+                 " are rigidly connected (same body after merging fixed joints): nothing to close",
+             where);
+      lj.predecessor = bp;
+      lj.successor = bs;
+      lj.X_predecessor = Transform::from_rpy_xyz(pj.origin[0].rpy.value_or(Vec3::Zero()), pj.origin[0].xyz.value_or(Vec3::Zero())) * Xp;
+      lj.X_successor = Transform::from_rpy_xyz(pj.origin[1].rpy.value_or(Vec3::Zero()), pj.origin[1].xyz.value_or(Vec3::Zero())) * Xs;
+      const bool has_axis = lj.type != LoopJointType::Spherical && lj.type != LoopJointType::Fixed;
+      if (has_axis && !(pj.axis.norm() > kAxisZeroTol)) fail("zero-length <axis>", where);
+      lj.axis = has_axis ? Vec3(pj.axis.normalized()) : Vec3::UnitZ();
+      lj.actuated = pj.actuated;
+      loop_plans_.push_back(lj);
+    }
   }
 
   Model build() const {
@@ -804,6 +878,10 @@ class Loader {
       context = nullptr;
       for (const FramePlan& f : frames_) model.add_frame(f.name, f.body, f.X_body);
       for (const MimicRelation& m : mimics_) model.add_mimic(m);
+      for (const LoopJoint& lj : loop_plans_) {
+        context = &lj.name;
+        model.add_loop_joint(lj);
+      }
     } catch (const Error& e) {
       fail(e.what(), context ? joint_ref(*context) : "");
     }

@@ -515,7 +515,7 @@ TEST(UrdfMapping, MimicIsRecordedWithMultiplierAndOffset) {
   EXPECT_EQ(m.nv(), 2);  // the follower stays an independent coordinate
   ASSERT_EQ(w.warnings.size(), 1u);
   EXPECT_CONTAINS(w.warnings[0], "1 mimic joint(s) are loaded as independent coordinates; tree algorithms do not "
-                                 "enforce <mimic> (use the constraint API)");
+                                 "enforce <mimic> (the constraint API, constraints/, does)");
   // Not a defect: strict mode loads it too.
   EXPECT_NO_THROW(load_urdf_string(xml, quiet(RootJoint::Fixed, true)));
 }
@@ -533,13 +533,28 @@ TEST(UrdfMapping, MissingInertialIsMasslessAndUnknownElementsAreIgnored) {
   EXPECT_NEAR(m.total_mass(), 2.0, kTol);
 }
 
-TEST(UrdfMapping, LoopJointElementsAreReportedNotLoaded) {
-  Collect w;
-  const Model m = load_urdf_string(two_links().insert(two_links().size() - 8, "<loop_joint name='close'/>"),
-                                   w.options());
-  EXPECT_EQ(m.nbodies(), 2);
-  EXPECT_EQ(w.count("<loop_joint> element(s) ignored"), 1);
-  EXPECT_EQ(w.count("'close'"), 1);
+TEST(UrdfMapping, MalformedLoopJointElementsAreRefusedByName) {
+  // The extension element of docs/loops.md: every required part is checked and named.
+  const std::string base = two_links();
+  auto with = [&](const std::string& e) { return std::string(base).insert(base.size() - 8, e); };
+  expect_refused(with("<loop_joint name='close'/>"), {"'close'", "no type"});
+  expect_refused(with("<loop_joint name='close' type='revolute'><successor link='arm'/></loop_joint>"),
+                 {"'close'", "<predecessor>"});
+  expect_refused(with("<loop_joint name='close' type='hinge'><predecessor link='base'/><successor link='arm'/>"
+                      "</loop_joint>"),
+                 {"'close'", "unknown loop joint type 'hinge'"});
+  expect_refused(with("<loop_joint name='close' type='spherical'><predecessor link='base'/>"
+                      "<successor link='nowhere'/></loop_joint>"),
+                 {"'close'", "'nowhere'", "does not exist"});
+  expect_refused(with("<loop_joint name='close' type='revolute'><predecessor link='base'/><successor link='arm'/>"
+                      "<axis xyz='0 0 0'/></loop_joint>"),
+                 {"'close'", "zero-length <axis>"});
+  expect_refused(with("<loop_joint name='close' type='fixed'><predecessor link='arm' xyz='nan 0 0'/>"
+                      "<successor link='base'/></loop_joint>"),
+                 {"'close'", "non-finite"});
+  expect_refused(with("<loop_joint name='close' type='fixed'><predecessor link='arm'/><successor link='arm'/>"
+                      "</loop_joint>"),
+                 {"'close'", "rigidly connected"});
 }
 
 // ------------------------------------------------------------------ defects: warn, or refuse if strict

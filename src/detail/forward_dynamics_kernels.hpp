@@ -74,6 +74,9 @@ void innovations_factor(const Model& model, Data& data);
 const VecX& conjugate_gradient_impl(const Model& model, Data& data, const double* b, bool preconditioned,
                                     double tolerance, int max_iterations);
 const VecX& innovations_impl(const Model& model, Data& data, const double* b);
+/// x = M^-1 b with the factors innovations_factor left in data (O(N); b must not alias
+/// data.fd_x). Closed-loop solvers factor once and solve for many right-hand sides.
+const VecX& innovations_solve(const Model& model, Data& data, const double* b);
 const MatX& minv_impl(const Model& model, Data& data);
 
 /// factorize_ltdl / solve_ltdl without the argument checks.

@@ -88,6 +88,18 @@ struct Data {
     bool converged = false;          ///< relative_residual <= the tolerance asked for
   } cg;                          ///< report of the last solve_conjugate_gradient (cg / pcg)
   int fd_auto_method = 0;        ///< ForwardDynamicsMethod that Auto runs on this model
+
+  // ==== closed loops (constraints/; issue 7) ====
+  struct LoopWorkspace {
+    int nc = 0;         ///< Model::num_constraints() when this Data was made
+    VecX phi;           ///< phi(q) (nc)
+    MatX L;             ///< loop Jacobian (nc x nv)
+    VecX c;             ///< bias, L qdd = c (nc)
+    VecX lambda;        ///< constraint multipliers of the last constrained solve (nc)
+    Matrix6X S_world;   ///< motion subspaces of the tree joints, world coordinates (6 x nv)
+    int rank = 0;       ///< rank of L found by the last constrained solve
+    double acceleration_residual = 0.0;  ///< max |L qdd - c| of the last constrained solve
+  } loops;
 };
 
 }  // namespace plucker

@@ -22,7 +22,9 @@
 //     Model::add_mimic() and a warning says that tree algorithms do not enforce it.
 //   * Ignored: <dynamics> (damping/friction are not rigid-body dynamics), <visual>,
 //     <collision>, <material>, <transmission>, <gazebo>, <safety_controller>,
-//     <calibration>, <loop_joint> (a warning is issued), and any other element.
+//     <calibration>, and any other element.
+//   * <loop_joint> (plucker's extension, docs/loops.md): Model::add_loop_joint with its
+//     predecessor/successor frames resolved to bodies (merged links included).
 //
 // Validation policy
 //   Always refused (plucker::ModelError "<file>: <what> (link 'X' / joint 'Y')"):
@@ -42,7 +44,9 @@
 //     massless link with a nonzero tensor; a movable joint that carries no inertia at all
 //     (its joint-space inertia is singular); a joint axis whose norm differs from 1 by
 //     more than 1e-6 (it is normalised in any case); a <mimic> on a fixed joint (ignored).
-//   Notices, never refused: the mimic summary (once per model), ignored <loop_joint>s.
+//   A <loop_joint> without name, type, <predecessor>/<successor> link, with an unknown type
+//   or link, a zero axis, or both links on one body is refused.
+//   Notices, never refused: the mimic summary (once per model).
 #pragma once
 
 #include <functional>

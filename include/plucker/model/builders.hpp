@@ -66,4 +66,57 @@ Model build_quadruped(std::uint64_t seed = 0, bool floating_base = true);
 /// (the free-flyer position within +-2 m).
 Model build_all_joints_tree(std::uint64_t seed = 0);
 
+// ---- closed-loop mechanisms (paper 000 §3.4): spanning tree + loop joints ----
+// Links are solid rods (radius 0.02 m) of `density` kg per metre. Each is built so that
+// neutral(model) is an assembled configuration (phi(q) = 0); the nominal angles are built
+// into the tree joints' X_tree.
+
+/// Planar four-bar in the x-y plane, gravity (0, -9.81, 0): ground pivots A = origin and
+/// D = (ground, 0, 0); "crank" turns about A (joint "crank_joint", q = its absolute angle from
+/// +x, minus crank_angle), "coupler" hangs from the crank tip ("coupler_joint"), "rocker" turns
+/// about D ("rocker_joint"); every q is the offset from the nominal (assembled) angle.
+/// The revolute loop joint "loop_joint" (axis z) joins the coupler's far end to the rocker's
+/// far end. Modelled in 3D, its 5 constraint rows have rank 2 (3 redundant rows).
+/// `crank_angle`: the crank angle at q = 0; `branch` (+1 / -1) picks the assembly (+1: the
+/// coupler-rocker joint on the +y side of the diagonal from the crank tip to D). Throws
+/// InvalidArgument when the linkage cannot close at crank_angle.
+struct FourBarParams {
+  double ground = 1.0, crank = 0.3, coupler = 0.9, rocker = 0.7;
+  double density = 2.0;       ///< kg per metre of link
+  double crank_angle = 1.0;   ///< rad
+  int branch = 1;
+};
+Model build_four_bar(const FourBarParams& params = {});
+
+/// Planar slider-crank in the x-y plane, gravity (0, -9.81, 0): "crank" (length `crank`) turns
+/// about the origin ("crank_joint", angle minus crank_angle), "rod" (length `rod`) hangs from its tip
+/// ("rod_joint"), "slider" (mass slider_mass) moves along x ("slider_joint", prismatic, offset
+/// from its nominal position). Revolute loop joint "wrist_pin" joins the rod's far end to the
+/// slider. Requires rod > crank.
+struct SliderCrankParams {
+  double crank = 0.2, rod = 0.6, density = 2.0, slider_mass = 1.0, crank_angle = 0.5;
+};
+Model build_slider_crank(const SliderCrankParams& params = {});
+
+/// A 3-DoF Delta-type translational parallel robot (Clavel's Delta with each forearm
+/// parallelogram replaced by its kinematic equivalent, one forearm with a universal joint at
+/// each end whose axes are parallel to the actuated axis u_i and to each other (Tsai's 3-RUU
+/// condition: the platform can only translate)). Three actuated revolute "arm_i_joint" on a
+/// base of radius base_radius; the platform hangs from leg 1's wrist in the tree and is closed to
+/// legs 2 and 3 by two revolute loop joints "wrist_2_u", "wrist_3_u". Gravity -z. nv = 13, 10 loop
+/// constraints, mobility 3. neutral(model) is the symmetric configuration with every arm
+/// `arm_angle` below horizontal (arm q = offset from it). Frame "platform_center" is on the
+/// platform.
+struct DeltaParams {
+  double base_radius = 0.2, platform_radius = 0.05, arm = 0.25, forearm = 0.6;
+  double arm_mass = 0.4, rod_mass = 0.1, platform_mass = 0.3, arm_angle = 0.4;
+};
+Model build_delta(const DeltaParams& params = {});
+
+/// build_random_tree(n, branching_factor, 0.5, 1, seed) plus `loops` loop joints of `type`
+/// between random bodies joined through more tree joints than the loop joint has constraints
+/// (so no loop locks its path), placed so that neutral(model) is assembled. Loops may share
+/// tree joints, so L can still be rank-deficient. For tests and benchmarks of the constrained solvers.
+Model build_random_loops(int n, int loops, LoopJointType type, double branching_factor = 2.0, std::uint64_t seed = 0);
+
 }  // namespace plucker

@@ -14,12 +14,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "plucker/constraints/loop_joint.hpp"
 #include "plucker/model/joints.hpp"
 
 namespace plucker {
 
-/// q_follower = multiplier * q_leader + offset (URDF <mimic>). Recorded, not enforced by the
-/// tree algorithms: the mimic joint is an independent coordinate for rnea/crba/aba.
+/// q_follower = multiplier * q_leader + offset (URDF <mimic>). Not enforced by the tree
+/// algorithms (the mimic joint is an independent coordinate for rnea/crba/aba); the
+/// constraint API (constraints/) adds it to the loop constraints phi(q) = 0.
 struct MimicRelation {
   int follower = 0;  ///< joint (= body) index of the mimic joint
   int leader = 0;    ///< joint (= body) index of the joint it follows
@@ -54,6 +56,10 @@ class Model {
   /// Adds inertia (expressed in the body frame) to an existing body, e.g. a merged fixed link.
   void add_inertia(int body, const RigidBodyInertia& inertia);
   void add_mimic(const MimicRelation& mimic);
+  /// Adds a loop-closing joint (paper 000 §3.4). Throws ModelError for an empty or duplicate
+  /// name, unknown or equal bodies, a zero axis (normalised otherwise) or non-finite frames.
+  /// Returns its index. Make Data after the last loop joint is added.
+  int add_loop_joint(const LoopJoint& joint);
 
   const std::string& name() const { return name_; }
   void set_name(const std::string& name) { name_ = name; }
@@ -114,6 +120,15 @@ class Model {
   bool has_frame(const std::string& name) const { return frame_index_.count(name) > 0; }
   const std::vector<MimicRelation>& mimics() const { return mimics_; }
 
+  // ---- closed loops (constraints/) ----
+  const std::vector<LoopJoint>& loop_joints() const { return loop_joints_; }
+  std::vector<std::string> loop_joint_names() const;
+  int loop_joint_index(const std::string& name) const;  ///< throws InvalidArgument naming an unknown name
+  /// Rows of phi(q) = 0: 6 - dof for each loop joint, then one per mimic relation.
+  int num_constraints() const { return num_constraints_; }
+  /// Actuator coordinates of the actuated loop joints (sum of their DoFs): the size of tau_a.
+  int num_loop_actuators() const { return num_loop_actuators_; }
+
   // ---- physics ----
   const Vec3& gravity() const { return gravity_; }
   void set_gravity(const Vec3& g);
@@ -141,6 +156,8 @@ class Model {
   std::unordered_map<std::string, int> body_index_, joint_index_, frame_index_;
   std::vector<Frame> frames_;
   std::vector<MimicRelation> mimics_;
+  std::vector<LoopJoint> loop_joints_;
+  int num_constraints_ = 0, num_loop_actuators_ = 0;
   struct UnitBlock {
     int q_index, size, joint;  ///< a unit quaternion (size 4) or planar (cos, sin) pair (size 2) in q
   };
