@@ -638,6 +638,21 @@ PYBIND11_MODULE(plucker, mod) {
       py::arg("model"), py::arg("q"), py::arg("v"),
       "The velocity closest to v in the kinetic-energy metric with L v = 0.");
   mod.def(
+      "loop_joint_forces",
+      [](PyModel& m, ArrayLike q, ArrayLike lam, const std::string& frame) {
+        const InArray qa = q_arg(m, q);
+        const int nc = m.model.num_constraints();
+        const InArray la = vector_arg(lam, "lam", nc, "num_constraints = " + std::to_string(nc));
+        const std::vector<Force> f = plucker::loop_joint_forces(m.model, m.data, cmap(qa), cmap(la), frame_arg(frame));
+        py::dict out;
+        for (size_t k = 0; k < f.size(); ++k) out[py::str(m.model.loop_joints()[k].name)] = vec_out(f[k].vector());
+        return out;
+      },
+      py::arg("model"), py::arg("q"), py::arg("lam"), py::arg("frame") = "local",
+      "Dict loop_joint_name -> spatial force [moment; force] (6,) that the loop joint transmits to its\n"
+      "successor body (the predecessor receives the opposite), from the multipliers lam of\n"
+      "constrained_forward_dynamics: 'local' = in the joint frame (moment about its origin), 'world'.");
+  mod.def(
       "constrained_inverse_dynamics",
       [](PyModel& m, ArrayLike q, ArrayLike v, ArrayLike qdd, py::iterable actuated_joints) {
         const InArray qa = q_arg(m, q), va = v_arg(m, v, "v"), aa = v_arg(m, qdd, "qdd");

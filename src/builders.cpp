@@ -483,7 +483,17 @@ Model build_delta(const DeltaParams& p) {
 
 Model build_random_loops(int n, int loops, LoopJointType type, double branching_factor, std::uint64_t seed) {
   if (n < 3 || loops < 0) throw InvalidArgument("build_random_loops: need n >= 3 and loops >= 0");
-  Model model = build_random_tree(n, branching_factor, 0.5, 1.0, seed);
+  // autoTree's joint axes all lie in one plane family (Rx(angle) z) with links along x, which
+  // makes random spatial loops degenerate; turn every joint frame by a random rotation (< 0.8 rad).
+  const Model tree = build_random_tree(n, branching_factor, 0.5, 1.0, seed);
+  Rng turn(seed ^ 0x7077ULL);
+  Model model("base");
+  model.set_name("random_loops");
+  for (int i = 1; i < tree.nbodies(); ++i) {
+    const Vec3 w(uniform(turn, -0.45, 0.45), uniform(turn, -0.45, 0.45), uniform(turn, -0.45, 0.45));
+    const Transform X_tree = Transform::from_pose(rotation(w), Vec3::Zero()) * tree.X_tree(i);
+    model.add_body(tree.parent(i), tree.joint(i), X_tree, tree.inertia(i), tree.body_name(i), tree.joint_name(i));
+  }
   // World poses at neutral (every joint's transform is the identity there).
   std::vector<Transform> X_base(model.nbodies());
   for (int i = 1; i < model.nbodies(); ++i) X_base[i] = model.X_tree(i) * X_base[model.parent(i)];
@@ -501,11 +511,12 @@ Model build_random_loops(int n, int loops, LoopJointType type, double branching_
     int a = 0, b = 0, attempts = 0;
     do {
       if (++attempts > 100000)
-        throw InvalidArgument("build_random_loops: no two bodies are joined through more than " +
-                              std::to_string(loop_joint_constraints(type)) + " joints; use a larger tree");
+        throw InvalidArgument("build_random_loops: no two bodies are joined through " +
+                              std::to_string(loop_joint_constraints(type) + 3) +
+                              " or more joints; use a larger or less branched tree");
       a = static_cast<int>(uniform(rng, 0.0, n + 1.0)) % (n + 1);
       b = static_cast<int>(uniform(rng, 0.0, n + 1.0)) % (n + 1);
-    } while (a == b || path_length(a, b) <= loop_joint_constraints(type));  // keep every loop mobile
+    } while (a == b || path_length(a, b) < loop_joint_constraints(type) + 3);  // >= 3 DoF per loop
     LoopJoint lj;
     lj.name = "loop" + std::to_string(k + 1);
     lj.type = type;

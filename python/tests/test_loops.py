@@ -89,3 +89,16 @@ def test_bad_input():
     assert u[0] == pytest.approx(1.0, abs=1e-9)
     with pytest.raises(plucker.SingularError):
         plucker.constrained_inverse_dynamics(m, q, v, qdd, [])
+
+
+def test_loop_joint_forces_balance_the_tree():
+    # The loop joint's world force, applied to the successor (+) and predecessor (-) as external
+    # forces, reproduces tau_c = L^T lam: rnea with those forces equals rnea without minus L^T lam.
+    m = plucker.build_four_bar()
+    rng = np.random.default_rng(3)
+    q, v = consistent_state(m, rng)
+    qdd, lam = plucker.constrained_forward_dynamics(m, q, v, np.array([0.5, 0.0, 0.0]))
+    f = plucker.loop_joint_forces(m, q, lam, frame="world")["loop_joint"]
+    L = plucker.constraint_jacobian(m, q)
+    tau_with = plucker.rnea(m, q, v, qdd, f_ext={"rocker": f, "coupler": -f}, frame="world")
+    np.testing.assert_allclose(tau_with, plucker.rnea(m, q, v, qdd) - L.T @ lam, atol=1e-9)

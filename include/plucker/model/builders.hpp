@@ -113,9 +113,10 @@ struct DeltaParams {
 };
 Model build_delta(const DeltaParams& params = {});
 
-/// build_random_tree(n, branching_factor, 0.5, 1, seed) plus `loops` loop joints of `type`
-/// between random bodies joined through more tree joints than the loop joint has constraints
-/// (so no loop locks its path), placed so that neutral(model) is assembled. Loops may share
+/// build_random_tree(n, branching_factor, 0.5, 1, seed) with every joint frame turned by a
+/// random rotation (< 0.8 rad; so the joint axes span space), plus `loops` loop joints of `type`
+/// between random bodies joined through at least 3 more tree joints than the loop joint has
+/// constraints (so every loop keeps >= 3 DoF), placed so that neutral(model) is assembled. Loops may share
 /// tree joints, so L can still be rank-deficient. For tests and benchmarks of the constrained solvers.
 Model build_random_loops(int n, int loops, LoopJointType type, double branching_factor = 2.0, std::uint64_t seed = 0);
 
