@@ -91,16 +91,10 @@ MatX actuator_jacobian(const Model& model, const Data& data) {
     if (!joint.actuated) continue;
     const LoopFrames f = loop_frames(data, joint);
     const MatX S = loop_joint_motion_subspace(joint);
-    auto add = [&](int body, double sign) {
-      for (int k = model.idx_v(body); k < model.idx_v(body) + model.joint_nv(body); ++k) {
-        const Vec6 w = f.C.apply(Motion(Vec6(data.loops.S_world.col(k)))).vector();
-        La.block(row, k, S.cols(), 1) += sign * (S.transpose() * w);
-      }
-    };
-    for (int s = joint.successor, p = joint.predecessor; s != p;) {
-      if (s > p) add(s, 1.0), s = model.parent(s);
-      else add(p, -1.0), p = model.parent(p);
-    }
+    for_each_loop_path_dof(model, joint.successor, joint.predecessor, [&](int k, double sign) {
+      const Vec6 w = f.C.apply(Motion(Vec6(data.loops.S_world.col(k)))).vector();  // C_X_0 S
+      La.block(row, k, S.cols(), 1) = sign * (S.transpose() * w);
+    });
     row += static_cast<int>(S.cols());
   }
   return La;

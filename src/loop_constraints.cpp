@@ -170,19 +170,12 @@ void loop_jacobian(const Model& model, Data& data) {
     const LoopFrames f = loop_frames(data, joint);
     const LoopDirections dir = loop_directions(joint);
     // Columns of J_s - J_p: the joints between the two bodies and their common ancestor.
-    auto add = [&](int body, double sign) {
-      const int iv = model.idx_v(body), nv = model.joint_nv(body);
-      for (int k = iv; k < iv + nv; ++k) {
-        const Motion w = f.C.apply(Motion(Vec6(data.loops.S_world.col(k))));  // C_X_0 S
-        int r = row;
-        for (int m = 0; m < dir.n_angular; ++m) L(r++, k) += sign * dir.angular[m].dot(w.angular);
-        for (int m = 0; m < dir.n_linear; ++m) L(r++, k) += sign * dir.linear[m].dot(w.linear);
-      }
-    };
-    for (int s = joint.successor, p = joint.predecessor; s != p;) {
-      if (s > p) add(s, 1.0), s = model.parent(s);
-      else add(p, -1.0), p = model.parent(p);
-    }
+    for_each_loop_path_dof(model, joint.successor, joint.predecessor, [&](int k, double sign) {
+      const Motion w = f.C.apply(Motion(Vec6(data.loops.S_world.col(k))));  // C_X_0 S
+      int r = row;
+      for (int m = 0; m < dir.n_angular; ++m) L(r++, k) = sign * dir.angular[m].dot(w.angular);
+      for (int m = 0; m < dir.n_linear; ++m) L(r++, k) = sign * dir.linear[m].dot(w.linear);
+    });
     row += dir.n_angular + dir.n_linear;
   }
   for (const MimicRelation& m : model.mimics()) {

@@ -26,6 +26,20 @@ struct LoopFrames {
 };
 LoopFrames loop_frames(const Data& data, const LoopJoint& joint);
 
+/// Calls f(k, sign) for every velocity index k of the tree joints between `successor` and
+/// `predecessor` (up to their common ancestor): sign +1 on the successor's side, -1 on the
+/// predecessor's, so that sum sign * J column = the columns of J_s - J_p.
+template <class F>
+void for_each_loop_path_dof(const Model& model, int successor, int predecessor, F&& f) {
+  for (int s = successor, p = predecessor; s != p;) {
+    const int body = s > p ? s : p;
+    const double sign = s > p ? 1.0 : -1.0;
+    for (int k = model.idx_v(body); k < model.idx_v(body) + model.joint_nv(body); ++k) f(k, sign);
+    if (s > p) s = model.parent(s);
+    else p = model.parent(p);
+  }
+}
+
 /// phi(q) into `phi` (poses in data.X_base).
 void loop_residual(const Model& model, const Data& data, const double* q, double* phi);
 /// data.loops.S_world from data.X_base.
