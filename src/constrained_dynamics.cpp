@@ -49,7 +49,8 @@ RangeSpace::RangeSpace(const Model& model, Data& data, const MatX& L, double ran
     data_.fd_b = Lr_.row(k).transpose();
     Y_.col(k) = innovations_solve(model_, data_, data_.fd_b.data());  // M^-1 L_r^T, one O(n) solve per row
   }
-  A_.compute(Lr_ * Y_);  // L M^-1 L^T (Eq. 21)
+  if (rank_ == 0) return;  // no independent constraint: qdd = M^-1 (tau - C + tau_a)
+  A_.compute(Lr_ * Y_);    // L M^-1 L^T (Eq. 21)
   if (A_.info() != Eigen::Success || !(A_.vectorD().minCoeff() > 0.0))
   {
     std::ostringstream os;
@@ -69,7 +70,7 @@ VecX RangeSpace::reduced(const VecX& c) const {
   return out;
 }
 
-VecX RangeSpace::solve_A(const VecX& b) const { return A_.solve(b); }
+VecX RangeSpace::solve_A(const VecX& b) const { return rank_ == 0 ? VecX() : VecX(A_.solve(b)); }
 
 VecX RangeSpace::minv(const VecX& b) {
   data_.fd_b = b;
@@ -207,7 +208,7 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
       VecX cr(r);
       for (int k = 0; k < r; ++k) Lr.row(k) = L.row(perm[k]), cr[k] = c[perm[k]];
       const MatX Q1 = Q.leftCols(r);  // range of L_r^T: qdd0 = Q1 y0 with (L_r Q1) y0 = c_r
-      const VecX qdd0 = Q1 * (Lr * Q1).partialPivLu().solve(cr);
+      const VecX qdd0 = r == 0 ? VecX(VecX::Zero(n)) : VecX(Q1 * (Lr * Q1).partialPivLu().solve(cr));
       const MatX& M = crba(model, data, q);
       Eigen::LLT<MatX> reduced(K.transpose() * M * K);  // K^T M K y = K^T (tau - C + tau_a - M qdd0)
       if (reduced.info() != Eigen::Success)

@@ -253,6 +253,36 @@ TEST(ConstrainedDynamics, ParallelogramThroughItsSingularConfiguration) {
   EXPECT_EQ(d.loops.rank, 2);
 }
 
+TEST(ConstrainedDynamics, LoopAcrossARigidConnectionHasRankZero) {
+  // A weld loop joint between a body and its child on a fixed tree joint: every row of L is zero
+  // (rank 0); all methods return the tree's forward dynamics and lambda = 0.
+  Model m = build_chain(3);
+  const RigidBodyInertia I = RigidBodyInertia::from_mass_com_inertia(0.5, Vec3(0.1, 0, 0), Mat3::Identity() * 1e-3);
+  const int tip = m.add_body(3, JointFixed{}, Transform::translation(Vec3(0.2, 0, 0)), I, "tip", "tip_fixed");
+  LoopJoint weld;
+  weld.name = "weld";
+  weld.type = LoopJointType::Fixed;
+  weld.predecessor = 3;
+  weld.successor = tip;
+  weld.X_predecessor = Transform::translation(Vec3(0.2, 0, 0));
+  m.add_loop_joint(weld);
+  Data d(m);
+  std::mt19937_64 rng(6);
+  const VecX q = randn(rng, 3), v = randn(rng, 3), tau = randn(rng, 3);
+  EXPECT_LT(constraint_residual(m, d, q).cwiseAbs().maxCoeff(), 1e-14);
+  EXPECT_EQ(constraint_jacobian(m, d, q).cwiseAbs().maxCoeff(), 0.0);
+  const VecX qdd_tree = aba(m, d, q, v, tau);
+  for (ConstrainedMethod method : kMethods) {
+    ConstrainedOptions opt;
+    opt.method = method;
+    const VecX qdd = constrained_forward_dynamics(m, d, q, v, tau, opt);
+    EXPECT_EQ(d.loops.rank, 0) << to_string(method);
+    EXPECT_LT((qdd - qdd_tree).cwiseAbs().maxCoeff(), 1e-10) << to_string(method);
+    EXPECT_EQ(d.loops.lambda.cwiseAbs().maxCoeff(), 0.0) << to_string(method);
+  }
+  EXPECT_LT((project_velocity(m, d, q, v) - v).cwiseAbs().maxCoeff(), 1e-12);
+}
+
 // ------------------------------------------------------------------ closed forms
 
 namespace {
