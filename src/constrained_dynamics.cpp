@@ -32,61 +32,93 @@ ConstrainedMethod parse_constrained_method(std::string_view name) {
                         "' (valid: kkt, range_space, null_space)");
 }
 
+Data::LoopSolverHandle::LoopSolverHandle() : ws(std::make_unique<Workspace>()) {}
+Data::LoopSolverHandle::~LoopSolverHandle() = default;
+Data::LoopSolverHandle::LoopSolverHandle(const LoopSolverHandle& other)
+    : ws(std::make_unique<Workspace>(*other.ws)) {}
+Data::LoopSolverHandle& Data::LoopSolverHandle::operator=(const LoopSolverHandle& other) {
+  if (this != &other) ws = std::make_unique<Workspace>(*other.ws);
+  return *this;
+}
+Data::LoopSolverHandle::LoopSolverHandle(LoopSolverHandle&&) noexcept = default;
+Data::LoopSolverHandle& Data::LoopSolverHandle::operator=(LoopSolverHandle&&) noexcept = default;
+
+void Data::LoopSolverHandle::Workspace::resize(int n_, int nc_, int na) {
+  n = n_, nc = nc_;
+  for (VecX* x : {&rhs, &qdd, &tau_c, &tmp_n, &hh, &y}) *x = VecX::Zero(n);
+  for (VecX* x : {&c_stab, &g, &mu, &lambda_r, &tmp_nc}) *x = VecX::Zero(nc);
+  kkt_b = kkt_x = VecX::Zero(n + nc);
+  qr = Eigen::ColPivHouseholderQR<MatX>(n, nc);
+  Q = MatX::Zero(n, n);
+  Lr = MatX::Zero(nc, n);
+  Rr = MatX::Zero(nc, nc);
+  G = MatX::Zero(nc, nc);
+  K = MatX::Zero(n + nc, n + nc);
+  Y = MatX::Zero(n, nc);
+  A = MatX::Zero(nc, nc);
+  MK = MatX::Zero(n, n);
+  KtMK = MatX::Zero(n, n);
+  La = MatX::Zero(na, n);
+  pivots.assign(static_cast<std::size_t>(n + nc), 0);
+  ldlt = Eigen::LDLT<MatX>(nc);
+  llt_G = Eigen::LLT<MatX>(nc);
+  llt_null = Eigen::LLT<MatX>(n);
+}
+
 namespace detail {
 
-RangeSpace::RangeSpace(const Model& model, Data& data, const MatX& L, double rank_tolerance)
-    : model_(model), data_(data), cod_(L.cols(), L.rows()) {
-  cod_.setThreshold(rank_tolerance);
-  cod_.compute(L.transpose());
-  rank_ = static_cast<int>(cod_.rank());
-  const auto& perm = cod_.colsPermutation().indices();
-  rows_.assign(perm.data(), perm.data() + rank_);  // Eq. 18: r linearly independent rows of L
-  Lr_.resize(rank_, L.cols());
-  for (int k = 0; k < rank_; ++k) Lr_.row(k) = L.row(rows_[k]);
-  innovations_factor(model_, data_);  // M = [I + H phi K] D [I + H phi K]*, O(n)
-  Y_.resize(L.cols(), rank_);
-  for (int k = 0; k < rank_; ++k) {
-    data_.fd_b = Lr_.row(k).transpose();
-    Y_.col(k) = innovations_solve(model_, data_, data_.fd_b.data());  // M^-1 L_r^T, one O(n) solve per row
+void lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<VecX> b) {
+  // Doolittle LU with partial pivoting, in place (Eigen's PartialPivLU allocates a temporary for
+  // its condition estimate).
+  const int m = static_cast<int>(A.rows());
+  for (int k = 0; k < m; ++k) {
+    Eigen::Index p = 0;
+    const double pivot = A.col(k).tail(m - k).cwiseAbs().maxCoeff(&p);
+    p += k;
+    if (!(pivot > 0.0))
+      throw SingularError("constrained_forward_dynamics (kkt): the KKT matrix is singular (singular mass matrix on "
+                          "the constraints' null space)");
+    pivots[k] = static_cast<int>(p);
+    if (p != k) {
+      A.row(k).swap(A.row(p));
+      std::swap(b[k], b[p]);
+    }
+    A.col(k).tail(m - k - 1) /= A(k, k);
+    A.bottomRightCorner(m - k - 1, m - k - 1).noalias() -= A.col(k).tail(m - k - 1) * A.row(k).tail(m - k - 1);
   }
-  if (rank_ == 0) return;  // no independent constraint: qdd = M^-1 (tau - C + tau_a)
-  A_.compute(Lr_ * Y_);    // L M^-1 L^T (Eq. 21)
-  if (A_.info() != Eigen::Success || !(A_.vectorD().minCoeff() > 0.0))
-  {
-    std::ostringstream os;
-    os << "range-space method: L M^-1 L^T (which squares the condition number of L) is numerically singular "
-          "although L passed the rank test with tolerance "
-       << rank_tolerance << ": nearly dependent constraints (a near-singular configuration); raise the rank "
-          "tolerance or use the kkt / null_space method";
-    throw SingularError(os.str());
-  }
+  A.triangularView<Eigen::UnitLower>().solveInPlace(b);
+  A.triangularView<Eigen::Upper>().solveInPlace(b);
 }
 
-VecX RangeSpace::reduced_rows(const VecX& x) const { return Lr_ * x; }
-
-VecX RangeSpace::reduced(const VecX& c) const {
-  VecX out(rank_);
-  for (int k = 0; k < rank_; ++k) out[k] = c[rows_[k]];
-  return out;
+int reveal_rank(Data::LoopSolverHandle::Workspace& ws, const MatX& L, double tolerance) {
+  ws.qr.setThreshold(tolerance);
+  ws.qr.compute(L.transpose());
+  const int r = static_cast<int>(ws.qr.rank());
+  ws.qr.householderQ().evalTo(ws.Q, ws.hh);
+  const auto& perm = ws.qr.colsPermutation().indices();
+  for (int k = 0; k < r; ++k) ws.Lr.row(k) = L.row(perm[k]);
+  ws.Rr.topRows(r) = ws.qr.matrixQR().topRows(r).template triangularView<Eigen::Upper>();
+  return r;
 }
 
-VecX RangeSpace::solve_A(const VecX& b) const { return rank_ == 0 ? VecX() : VecX(A_.solve(b)); }
-
-VecX RangeSpace::minv(const VecX& b) {
-  data_.fd_b = b;
-  return innovations_solve(model_, data_, data_.fd_b.data());
-}
-
-VecX RangeSpace::full_multipliers(const VecX& lambda_r) const {
-  const VecX tau_c = Lr_.transpose() * lambda_r;
-  return cod_.solve(tau_c);  // minimum-norm lambda with L^T lambda = tau_c
+void min_norm_multipliers(Data::LoopSolverHandle::Workspace& ws, int r, const VecX& tau_c, VecX& lambda) {
+  lambda.setZero();
+  if (r == 0) return;
+  const auto Rr = ws.Rr.topRows(r);
+  ws.g.head(r).noalias() = ws.Q.leftCols(r).transpose() * tau_c;  // R mu = Q^T tau_c, first r rows
+  ws.G.topLeftCorner(r, r).noalias() = Rr * Rr.transpose();
+  ws.llt_G.compute(ws.G.topLeftCorner(r, r));
+  ws.lambda_r.head(r) = ws.llt_G.solve(ws.g.head(r));
+  ws.mu.noalias() = Rr.transpose() * ws.lambda_r.head(r);  // minimum-norm mu
+  const auto& perm = ws.qr.colsPermutation().indices();
+  for (int k = 0; k < ws.nc; ++k) lambda[perm[k]] = ws.mu[k];  // lambda = P mu
 }
 
 namespace {
 
 // Rows S_k^T C_X_0 (J_s - J_p) of the actuated loop joints (data.X_base, data.loops.S_world set).
-MatX actuator_jacobian(const Model& model, const Data& data) {
-  MatX La = MatX::Zero(model.num_loop_actuators(), model.nv());
+void actuator_jacobian(const Model& model, const Data& data, MatX& La) {
+  La.setZero();
   int row = 0;
   for (const LoopJoint& joint : model.loop_joints()) {
     if (!joint.actuated) continue;
@@ -98,7 +130,6 @@ MatX actuator_jacobian(const Model& model, const Data& data) {
     });
     row += static_cast<int>(S.cols());
   }
-  return La;
 }
 
 std::string constraint_name(const Model& model, int row) {
@@ -120,7 +151,9 @@ VecX loop_actuator_torques(const Model& model, Data& data, const Eigen::Ref<cons
     throw InvalidArgument("loop_actuator_torques: u must be finite with size num_loop_actuators = " +
                           std::to_string(model.num_loop_actuators()) + ", got size " + std::to_string(u.size()));
   constraint_jacobian(model, data, q);
-  return detail::actuator_jacobian(model, data).transpose() * u;
+  MatX La(model.num_loop_actuators(), model.nv());
+  detail::actuator_jacobian(model, data, La);
+  return La.transpose() * u;
 }
 
 const VecX& constrained_forward_dynamics(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
@@ -141,88 +174,114 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
       !(options.rank_tolerance > 0.0) || !(options.rank_tolerance < 1.0))
     throw InvalidArgument("constrained_forward_dynamics: Baumgarte gains must be finite and rank_tolerance in (0, 1)");
 
-  // Right-hand side of Eq. 15: tau - C + tau_a.
-  VecX rhs = tau - nonlinear_effects(model, data, q, v);
   if (nc == 0) {  // a tree: ordinary forward dynamics
     data.loops.rank = 0;
     data.loops.acceleration_residual = 0.0;
     return aba(model, data, q, v, tau);
   }
+  auto& ws = *data.loops.solver.ws;
+  // Right-hand side of Eq. 15: tau - C + tau_a.
+  ws.rhs = tau;
+  ws.rhs -= nonlinear_effects(model, data, q, v);
   constraint_terms(model, data, q, v);  // phi, L, c (Eqs. 16-18); poses of q in data.X_up
-  if (na > 0 && options.loop_joint_forces.size() == na)
-    rhs += detail::actuator_jacobian(model, data).transpose() * options.loop_joint_forces;
   const MatX& L = data.loops.L;
+  if (na > 0 && options.loop_joint_forces.size() == na) {
+    detail::actuator_jacobian(model, data, ws.La);
+    ws.rhs.noalias() += ws.La.transpose() * options.loop_joint_forces;
+  }
   // Baumgarte: L qdd = c - 2 alpha phi' - beta^2 phi, with phi' = L v.
-  const VecX c = data.loops.c - 2.0 * options.baumgarte_alpha * (L * v) -
-                 options.baumgarte_beta * options.baumgarte_beta * data.loops.phi;
+  ws.c_stab.noalias() = L * v;
+  ws.c_stab *= -2.0 * options.baumgarte_alpha;
+  ws.c_stab += data.loops.c - options.baumgarte_beta * options.baumgarte_beta * data.loops.phi;
 
-  VecX qdd(n), lambda(nc);
+  // The rank-revealing step of every method: r independent rows L_r (Eq. 18).
+  const int r = detail::reveal_rank(ws, L, options.rank_tolerance);
+  const auto& perm = ws.qr.colsPermutation().indices();
+  auto Lr = ws.Lr.topRows(r);
+  VecX& qdd = data.qdd;
   switch (options.method) {
     case ConstrainedMethod::Kkt: {
-      // Eq. 20 with Eq. 18's full-rank L: the rank-revealing decomposition of L^T (the same step
-      // as the other methods, so that the rank decision does not depend on the scale of M)
-      // selects r independent rows; [M L_r^T; L_r 0] [qdd; -lambda_r] = [tau - C + tau_a; c_r]
-      // is then nonsingular and solved by LU with partial pivoting, O((n + r)^3).
-      Eigen::CompleteOrthogonalDecomposition<MatX> cod(n, nc);
-      cod.setThreshold(options.rank_tolerance);
-      cod.compute(L.transpose());
-      const int r = static_cast<int>(cod.rank());
-      const auto& perm = cod.colsPermutation().indices();
+      // Eq. 20 with the independent rows: [M L_r^T; L_r 0] [qdd; -lambda_r] = [tau - C + tau_a;
+      // c_r], nonsingular, by LU with partial pivoting, O((n + r)^3).
       const MatX& M = crba(model, data, q);
-      MatX K = MatX::Zero(n + r, n + r);
-      VecX b(n + r);
+      auto K = ws.K.topLeftCorner(n + r, n + r);
       K.topLeftCorner(n, n) = M;
-      b.head(n) = rhs;
-      for (int k = 0; k < r; ++k) {
-        K.block(n + k, 0, 1, n) = L.row(perm[k]);
-        K.block(0, n + k, n, 1) = L.row(perm[k]).transpose();
-        b[n + k] = c[perm[k]];
-      }
-      const VecX x = K.partialPivLu().solve(b);
-      qdd = x.head(n);
-      lambda = cod.solve(VecX(-(K.topRightCorner(n, r) * x.tail(r))));  // minimum norm, L^T lambda = L_r^T lambda_r
-      data.loops.rank = r;
+      K.topRightCorner(n, r) = Lr.transpose();
+      K.bottomLeftCorner(r, n) = Lr;
+      K.bottomRightCorner(r, r).setZero();
+      ws.kkt_b.head(n) = ws.rhs;
+      for (int k = 0; k < r; ++k) ws.kkt_b[n + k] = ws.c_stab[perm[k]];
+      detail::lu_solve_in_place(K, ws.pivots, ws.kkt_b.head(n + r));
+      ws.kkt_x.head(n + r) = ws.kkt_b.head(n + r);
+      qdd = ws.kkt_x.head(n);
+      ws.tau_c.noalias() = Lr.transpose() * ws.kkt_x.segment(n, r);  // the unknowns are -lambda_r
+      ws.tau_c = -ws.tau_c;                                           // tau_c = L_r^T lambda_r
       break;
     }
     case ConstrainedMethod::RangeSpace: {
-      // Eq. 21: L M^-1 L^T lambda = c - L M^-1 (tau - C + tau_a), M^-1 by O(n) tree solves.
-      detail::RangeSpace rs(model, data, L, options.rank_tolerance);
-      const VecX qdd0 = rs.minv(rhs);
-      const VecX lambda_r = rs.solve_A(rs.reduced(c) - rs.reduced_rows(qdd0));
-      qdd = qdd0 + rs.minv_LT() * lambda_r;  // Eq. 15 with tau_c = L_r^T lambda_r
-      lambda = rs.full_multipliers(lambda_r);
-      data.loops.rank = rs.rank();
+      // Eq. 21: L M^-1 L^T lambda = c - L M^-1 (tau - C + tau_a). M^-1 by the innovations
+      // factorisation: factored once (O(n)), one O(n) solve per right-hand side.
+      detail::innovations_factor(model, data);
+      for (int k = 0; k < r; ++k) {
+        data.fd_b = Lr.row(k).transpose();
+        ws.Y.col(k) = detail::innovations_solve(model, data, data.fd_b.data());  // M^-1 L_r^T
+      }
+      data.fd_b = ws.rhs;
+      ws.tmp_n = detail::innovations_solve(model, data, data.fd_b.data());  // qdd0 = M^-1 (tau - C + tau_a)
+      for (int k = 0; k < r; ++k) ws.g[k] = ws.c_stab[perm[k]];
+      ws.g.head(r).noalias() -= Lr * ws.tmp_n;
+      if (r > 0) {
+        ws.A.topLeftCorner(r, r).noalias() = Lr * ws.Y.leftCols(r);
+        ws.ldlt.compute(ws.A.topLeftCorner(r, r));
+        if (ws.ldlt.info() != Eigen::Success || !(ws.ldlt.vectorD().minCoeff() > 0.0)) {
+          std::ostringstream os;
+          os << "constrained_forward_dynamics (range_space): L M^-1 L^T (which squares the condition number of L) "
+                "is numerically singular although L passed the rank test with tolerance "
+             << options.rank_tolerance
+             << ": nearly dependent constraints (a near-singular configuration); raise the rank tolerance or use "
+                "the kkt / null_space method";
+          throw SingularError(os.str());
+        }
+        ws.y.head(r) = ws.ldlt.solve(ws.g.head(r));  // lambda_r
+      }
+      qdd = ws.tmp_n;
+      qdd.noalias() += ws.Y.leftCols(r) * ws.y.head(r);  // Eq. 15 with tau_c = L_r^T lambda_r
+      ws.tau_c.noalias() = Lr.transpose() * ws.y.head(r);
       break;
     }
     case ConstrainedMethod::NullSpace: {
-      // Rank test on L (complete orthogonal decomposition of L^T = Q R P^T): K = the last nv - r
-      // columns of Q (L K = 0); qdd0 the minimum-norm solution of the independent rows; Eq. 22.
-      Eigen::CompleteOrthogonalDecomposition<MatX> cod(n, nc);
-      cod.setThreshold(options.rank_tolerance);
-      cod.compute(L.transpose());
-      const int r = static_cast<int>(cod.rank());
-      const MatX Q = cod.householderQ();
-      const MatX K = Q.rightCols(n - r);
-      const auto& perm = cod.colsPermutation().indices();
-      MatX Lr(r, n);
-      VecX cr(r);
-      for (int k = 0; k < r; ++k) Lr.row(k) = L.row(perm[k]), cr[k] = c[perm[k]];
-      const MatX Q1 = Q.leftCols(r);  // range of L_r^T: qdd0 = Q1 y0 with (L_r Q1) y0 = c_r
-      const VecX qdd0 = r == 0 ? VecX(VecX::Zero(n)) : VecX(Q1 * (Lr * Q1).partialPivLu().solve(cr));
+      // K = the last nv - r columns of Q (L K = 0); qdd0 = Q_1 R_11^-T c_r, the minimum-norm
+      // solution of the independent rows; Eq. 22: K^T M K y = K^T (tau - C + tau_a - M qdd0).
+      for (int k = 0; k < r; ++k) ws.g[k] = ws.c_stab[perm[k]];
+      ws.Rr.topLeftCorner(r, r).template triangularView<Eigen::Upper>().transpose().solveInPlace(ws.g.head(r));
+      ws.tmp_n.noalias() = ws.Q.leftCols(r) * ws.g.head(r);  // qdd0
       const MatX& M = crba(model, data, q);
-      Eigen::LLT<MatX> reduced(K.transpose() * M * K);  // K^T M K y = K^T (tau - C + tau_a - M qdd0)
-      if (reduced.info() != Eigen::Success)
-        throw SingularError("constrained_forward_dynamics (null_space): K^T M K is not positive definite "
-                            "(the mechanism's mass matrix is singular on its free motions)");
-      qdd = K * reduced.solve(K.transpose() * (rhs - M * qdd0)) + qdd0;
-      lambda = cod.solve(M * qdd - rhs);  // tau_c = L^T lambda, minimum norm
-      data.loops.rank = r;
+      const int f = n - r;
+      const auto K = ws.Q.rightCols(f);
+      ws.MK.leftCols(f).noalias() = M * K;
+      ws.KtMK.topLeftCorner(f, f).noalias() = K.transpose() * ws.MK.leftCols(f);
+      ws.tau_c = ws.rhs;
+      ws.tau_c.noalias() -= M * ws.tmp_n;
+      ws.y.head(f).noalias() = K.transpose() * ws.tau_c;
+      if (f > 0) {
+        ws.llt_null.compute(ws.KtMK.topLeftCorner(f, f));
+        if (ws.llt_null.info() != Eigen::Success)
+          throw SingularError("constrained_forward_dynamics (null_space): K^T M K is not positive definite "
+                              "(the mechanism's mass matrix is singular on its free motions)");
+        ws.llt_null.solveInPlace(ws.y.head(f));
+      }
+      qdd = ws.tmp_n;
+      qdd.noalias() += K * ws.y.head(f);
+      ws.tau_c.noalias() = M * qdd;  // tau_c = M qdd + C - tau - tau_a = L^T lambda
+      ws.tau_c -= ws.rhs;
       break;
     }
   }
-  data.loops.acceleration_residual = (L * qdd - c).cwiseAbs().maxCoeff();
-  data.loops.lambda = lambda;
-  data.qdd = qdd;
+  detail::min_norm_multipliers(ws, r, ws.tau_c, data.loops.lambda);
+  ws.tmp_nc.noalias() = L * qdd;
+  ws.tmp_nc -= ws.c_stab;
+  data.loops.acceleration_residual = ws.tmp_nc.cwiseAbs().maxCoeff();
+  data.loops.rank = r;
   return data.qdd;
 }
 
@@ -261,7 +320,11 @@ ClosedLoopInverseDynamics constrained_inverse_dynamics(const Model& model, Data&
   int col = 0;
   for (int j : actuated_joints)
     for (int k = 0; k < model.joint_nv(j); ++k) G(model.idx_v(j) + k, col++) = 1.0;
-  if (model.num_loop_actuators() > 0) G.middleCols(n_tree, model.num_loop_actuators()) = detail::actuator_jacobian(model, data).transpose();
+  if (model.num_loop_actuators() > 0) {
+    MatX La(model.num_loop_actuators(), n);
+    detail::actuator_jacobian(model, data, La);
+    G.middleCols(n_tree, model.num_loop_actuators()) = La.transpose();
+  }
   G.rightCols(nc) = L.transpose();
   const VecX tau_id = rnea(model, data, q, v, qdd);  // M qdd + C
   Eigen::CompleteOrthogonalDecomposition<MatX> cod(n, nu + nc);

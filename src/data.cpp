@@ -1,5 +1,7 @@
 #include "plucker/algorithms/data.hpp"
 
+#include "detail/loop_kernels.hpp"
+
 #include "plucker/algorithms/forward_dynamics.hpp"
 
 namespace plucker {
@@ -68,6 +70,7 @@ Data::Data(const Model& model) : nbodies(model.nbodies()), nq(model.nq()), nv(mo
   loops.lambda = VecX::Zero(loops.nc);
   loops.L = MatX::Zero(loops.nc, nv);
   loops.S_world = Matrix6X::Zero(6, nv);
+  loops.solver.ws->resize(nv, loops.nc, model.num_loop_actuators());
 }
 
 }  // namespace plucker

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <Eigen/Cholesky>
+#include <Eigen/LU>
 #include <Eigen/QR>
 #include <array>
 #include <vector>
@@ -51,33 +52,38 @@ void loop_bias(const Model& model, Data& data);
 /// check_data plus: data.loops sized for the model's constraints.
 void check_loop_data(const Model& model, const Data& data, const char* fn);
 
-/// The range-space machinery of Eq. 21 on the poses in data.X_up: a rank-revealing complete
-/// orthogonal decomposition of L^T selects r independent rows L_r (Eq. 18's full-rank L);
-/// M is factored once by the innovations factorisation (O(n)), Y = M^-1 L_r^T by r O(n)
-/// solves, and A = L_r Y (r x r, positive definite) by a pivoted LDL^T (robust when nearly
-/// dependent rows pass the rank test).
-class RangeSpace {
- public:
-  RangeSpace(const Model& model, Data& data, const MatX& L, double rank_tolerance);
-  int rank() const { return rank_; }
-  const std::vector<int>& rows() const { return rows_; }
-  VecX reduced_rows(const VecX& x) const;  ///< L_r x
-  VecX reduced(const VecX& c) const;       ///< the independent entries of a constraint-row vector
-  const MatX& minv_LT() const { return Y_; }
-  VecX solve_A(const VecX& b) const;       ///< A^-1 b
-  VecX minv(const VecX& b);                ///< M^-1 b (factors reused)
-  /// The minimum-norm lambda (size nc) with L^T lambda = L_r^T lambda_r.
-  VecX full_multipliers(const VecX& lambda_r) const;
-  const Eigen::CompleteOrthogonalDecomposition<MatX>& cod_LT() const { return cod_; }
+}  // namespace plucker::detail
 
- private:
-  const Model& model_;
-  Data& data_;
-  Eigen::CompleteOrthogonalDecomposition<MatX> cod_;
-  int rank_ = 0;
-  std::vector<int> rows_;
-  MatX Lr_, Y_;
-  Eigen::LDLT<MatX> A_;
+namespace plucker {
+
+/// Buffers and decompositions of the constrained solvers, sized once for (nv, nc, na) so that a
+/// solve allocates nothing while the rank of L stays the same (the decompositions resize when
+/// it changes) and at most 48 constraint rows (Eigen applies longer Householder sequences by
+/// blocks, with a temporary).
+struct Data::LoopSolverHandle::Workspace {
+  int n = 0, nc = 0;
+  VecX rhs, c_stab, qdd, tau_c, g, mu, lambda_r, tmp_n, tmp_nc, hh, y, kkt_b, kkt_x;
+  Eigen::ColPivHouseholderQR<MatX> qr;  // L^T P = Q R (rank-revealing)
+  MatX Q, Lr, Rr, G, K, Y, A, MK, KtMK, La;
+  std::vector<int> pivots;  // of the KKT LU
+  Eigen::LDLT<MatX> ldlt;
+  Eigen::LLT<MatX> llt_G, llt_null;
+  void resize(int n_, int nc_, int na);
 };
 
-}  // namespace plucker::detail
+namespace detail {
+
+/// The rank-revealing step shared by the three methods (Eq. 18's full-rank L): a column-pivoted
+/// Householder QR of L^T, L^T P = Q R, with relative threshold `tolerance`. Leaves Q (nv x nv),
+/// the r independent rows L_r = rows perm[0..r) of L (ws.Lr) and R's first r rows (ws.Rr).
+/// Returns r.
+int reveal_rank(Data::LoopSolverHandle::Workspace& ws, const MatX& L, double tolerance);
+/// Solves A x = b in place (x in b) by LU with partial pivoting on A (overwritten), without
+/// allocating. Throws SingularError on a zero pivot.
+void lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<VecX> b);
+/// The minimum-norm lambda with L^T lambda = tau_c (tau_c in the range of L^T), from the
+/// decomposition left by reveal_rank: mu = R_r^T (R_r R_r^T)^-1 Q_1^T tau_c, lambda = P mu.
+void min_norm_multipliers(Data::LoopSolverHandle::Workspace& ws, int r, const VecX& tau_c, VecX& lambda);
+
+}  // namespace detail
+}  // namespace plucker

@@ -5,6 +5,7 @@
 // says otherwise. X_up[i] = i_X_parent(i); X_base[i] = i_X_0 (world -> body i).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "plucker/model/model.hpp"
@@ -90,6 +91,18 @@ struct Data {
   int fd_auto_method = 0;        ///< ForwardDynamicsMethod that Auto runs on this model
 
   // ==== closed loops (constraints/; issue 7) ====
+  /// Scratch of the constrained solvers (decompositions of dynamic size, defined in
+  /// src/detail/loop_kernels.hpp); copying a Data copies it, so every copy owns its own.
+  struct LoopSolverHandle {
+    struct Workspace;
+    std::unique_ptr<Workspace> ws;
+    LoopSolverHandle();
+    ~LoopSolverHandle();
+    LoopSolverHandle(const LoopSolverHandle& other);
+    LoopSolverHandle& operator=(const LoopSolverHandle& other);
+    LoopSolverHandle(LoopSolverHandle&&) noexcept;
+    LoopSolverHandle& operator=(LoopSolverHandle&&) noexcept;
+  };
   struct LoopWorkspace {
     int nc = 0;         ///< Model::num_constraints() when this Data was made
     VecX phi;           ///< phi(q) (nc)
@@ -99,6 +112,7 @@ struct Data {
     Matrix6X S_world;   ///< motion subspaces of the tree joints, world coordinates (6 x nv)
     int rank = 0;       ///< rank of L found by the last constrained solve
     double acceleration_residual = 0.0;  ///< max |L qdd - c| of the last constrained solve
+    LoopSolverHandle solver;             ///< decompositions and buffers, sized for (nv, nc)
   } loops;
 };
 
