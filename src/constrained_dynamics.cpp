@@ -45,7 +45,7 @@ Data::LoopSolverHandle& Data::LoopSolverHandle::operator=(LoopSolverHandle&&) no
 
 void Data::LoopSolverHandle::Workspace::resize(int n_, int nc_, int na) {
   n = n_, nc = nc_;
-  for (VecX* x : {&rhs, &qdd, &tau_c, &tmp_n, &hh, &y}) *x = VecX::Zero(n);
+  for (VecX* x : {&rhs, &qdd, &tau_c, &tmp_n, &tmp_n2, &hh, &y}) *x = VecX::Zero(n);
   for (VecX* x : {&c_stab, &g, &mu, &lambda_r, &tmp_nc}) *x = VecX::Zero(nc);
   kkt_b = kkt_x = VecX::Zero(n + nc);
   qr = Eigen::ColPivHouseholderQR<MatX>(n, nc);
@@ -90,11 +90,11 @@ void lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<
   A.triangularView<Eigen::Upper>().solveInPlace(b);
 }
 
-int reveal_rank(Data::LoopSolverHandle::Workspace& ws, const MatX& L, double tolerance) {
+int reveal_rank(Data::LoopSolverHandle::Workspace& ws, const MatX& L, double tolerance, bool form_Q) {
   ws.qr.setThreshold(tolerance);
   ws.qr.compute(L.transpose());
   const int r = static_cast<int>(ws.qr.rank());
-  ws.qr.householderQ().evalTo(ws.Q, ws.hh);
+  if (form_Q) ws.qr.householderQ().evalTo(ws.Q, ws.hh);
   const auto& perm = ws.qr.colsPermutation().indices();
   for (int k = 0; k < r; ++k) ws.Lr.row(k) = L.row(perm[k]);
   ws.Rr.topRows(r) = ws.qr.matrixQR().topRows(r).template triangularView<Eigen::Upper>();
@@ -105,7 +105,19 @@ void min_norm_multipliers(Data::LoopSolverHandle::Workspace& ws, int r, const Ve
   lambda.setZero();
   if (r == 0) return;
   const auto Rr = ws.Rr.topRows(r);
-  ws.g.head(r).noalias() = ws.Q.leftCols(r).transpose() * tau_c;  // R mu = Q^T tau_c, first r rows
+  // Q^T tau_c = H_{m-1} ... H_0 tau_c with the reflectors H_k = I - h_k v_k v_k^T stored in the
+  // QR (v_k = [0; 1; essential part below the diagonal of column k]), O(n nc), in place.
+  VecX& x = ws.tmp_n2;
+  x = tau_c;
+  const MatX& H = ws.qr.matrixQR();
+  const int n = static_cast<int>(H.rows()), reflectors = static_cast<int>(std::min(H.rows(), H.cols()));
+  for (int k = 0; k < reflectors; ++k) {
+    const auto essential = H.col(k).tail(n - k - 1);
+    const double s = ws.qr.hCoeffs()[k] * (x[k] + essential.dot(x.tail(n - k - 1)));
+    x[k] -= s;
+    x.tail(n - k - 1) -= s * essential;
+  }
+  ws.g.head(r) = x.head(r);  // R mu = Q^T tau_c, first r rows
   ws.G.topLeftCorner(r, r).noalias() = Rr * Rr.transpose();
   ws.llt_G.compute(ws.G.topLeftCorner(r, r));
   ws.lambda_r.head(r) = ws.llt_G.solve(ws.g.head(r));
@@ -195,7 +207,7 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
   ws.c_stab += data.loops.c - options.baumgarte_beta * options.baumgarte_beta * data.loops.phi;
 
   // The rank-revealing step of every method: r independent rows L_r (Eq. 18).
-  const int r = detail::reveal_rank(ws, L, options.rank_tolerance);
+  const int r = detail::reveal_rank(ws, L, options.rank_tolerance, options.method == ConstrainedMethod::NullSpace);
   const auto& perm = ws.qr.colsPermutation().indices();
   auto Lr = ws.Lr.topRows(r);
   VecX& qdd = data.qdd;

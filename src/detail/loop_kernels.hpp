@@ -62,7 +62,7 @@ namespace plucker {
 /// blocks, with a temporary).
 struct Data::LoopSolverHandle::Workspace {
   int n = 0, nc = 0;
-  VecX rhs, c_stab, qdd, tau_c, g, mu, lambda_r, tmp_n, tmp_nc, hh, y, kkt_b, kkt_x;
+  VecX rhs, c_stab, qdd, tau_c, g, mu, lambda_r, tmp_n, tmp_n2, tmp_nc, hh, y, kkt_b, kkt_x;
   Eigen::ColPivHouseholderQR<MatX> qr;  // L^T P = Q R (rank-revealing)
   MatX Q, Lr, Rr, G, K, Y, A, MK, KtMK, La;
   std::vector<int> pivots;  // of the KKT LU
@@ -74,10 +74,10 @@ struct Data::LoopSolverHandle::Workspace {
 namespace detail {
 
 /// The rank-revealing step shared by the three methods (Eq. 18's full-rank L): a column-pivoted
-/// Householder QR of L^T, L^T P = Q R, with relative threshold `tolerance`. Leaves Q (nv x nv),
-/// the r independent rows L_r = rows perm[0..r) of L (ws.Lr) and R's first r rows (ws.Rr).
-/// Returns r.
-int reveal_rank(Data::LoopSolverHandle::Workspace& ws, const MatX& L, double tolerance);
+/// Householder QR of L^T, L^T P = Q R, with relative threshold `tolerance`. Leaves the r
+/// independent rows L_r = rows perm[0..r) of L (ws.Lr), R's first r rows (ws.Rr) and, with
+/// form_Q, Q as a matrix (nv x nv, for the null-space basis). Returns r.
+int reveal_rank(Data::LoopSolverHandle::Workspace& ws, const MatX& L, double tolerance, bool form_Q);
 /// Solves A x = b in place (x in b) by LU with partial pivoting on A (overwritten), without
 /// allocating. Throws SingularError on a zero pivot.
 void lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<VecX> b);
