@@ -10,7 +10,7 @@
 // indices (depth-first numbering), the forces f^C_j of a whole subtree are kept side by
 // side as the columns of one 6 x k block and moved to the parent frame by one batched
 // transform; otherwise each column is carried up its own support path.
-#include "detail/checks.hpp"
+#include "detail/recursion.hpp"
 #include "plucker/algorithms/crba.hpp"
 
 namespace plucker {
@@ -29,14 +29,12 @@ void forces_to_parent(const Transform& X, Block&& F) {
 
 }  // namespace
 
-const MatX& crba(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, Triangle triangle) {
-  detail::check_data(model, data, "crba");
-  model.check_configuration(q, "crba: q");
+void detail::crba_unchecked(const Model& model, Data& data, const double* q, Triangle triangle) {
   const int n = model.nbodies();
-  detail::evaluate_sincos(data, q.data());
+  detail::evaluate_sincos(data, q);
   for (int i = 1; i < n; ++i) {
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
-      data.X_up[i] = detail::joint_compose(joint, data, q.data(), model.idx_q(i), model.X_tree(i));
+      data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
     });
     data.I_composite[i] = model.inertia(i);  // I^C_i = I_i, then Eq. 9 below
   }
@@ -95,6 +93,12 @@ const MatX& crba(const Model& model, Data& data, const Eigen::Ref<const VecX>& q
     }
   }
   if (triangle == Triangle::Full) data.M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
+}
+
+const MatX& crba(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, Triangle triangle) {
+  detail::check_data(model, data, "crba");
+  model.check_configuration(q, "crba: q");
+  detail::crba_unchecked(model, data, q.data(), triangle);
   return data.M;
 }
 
