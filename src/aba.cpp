@@ -36,9 +36,10 @@ void aba_impl(const Model& model, Data& data, const double* q, const double* v, 
     const int p = model.parent(i);
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
       const Transform& X = data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
-      const Motion vJ = joint.motion(v + model.idx_v(i));
-      data.v[i] = X.apply(data.v[p]) + vJ;
-      data.c[i] = cross(data.v[i], vJ);
+      const double* qd = v + model.idx_v(i);
+      data.v[i] = X.apply(data.v[p]);
+      detail::add_joint_motion(joint, data.v[i], qd);
+      data.c[i] = detail::velocity_product(joint, data.v[i], qd);
     });
     const RigidBodyInertia& I = model.inertia(i);
     data.I_articulated[i] = ArticulatedBodyInertia(I);
@@ -113,7 +114,8 @@ void aba_impl(const Model& model, Data& data, const double* q, const double* v, 
             data.u.segment(iv, nv) - data.U.middleCols(iv, nv).transpose() * a_prime.vector();
         auto qdd = data.qdd.segment(iv, nv);
         qdd.noalias() = Dinv * rhs;                                                     // Eq. 14
-        data.a[i] = a_prime + joint.motion(data.qdd.data() + iv);
+        data.a[i] = a_prime;
+        detail::add_joint_motion(joint, data.a[i], data.qdd.data() + iv);
       }
     });
   }

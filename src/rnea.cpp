@@ -24,14 +24,15 @@ void rnea_impl(const Model& model, Data& data, const double* q, const double* v,
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
       const Transform& X = data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
       if constexpr (WithVelocity) {
-        const Motion vJ = joint.motion(v + model.idx_v(i));
-        data.v[i] = X.apply(data.v[p]) + vJ;                          // Eq. 3
-        data.a[i] = X.apply(data.a[p]) + cross(data.v[i], vJ);        // Eq. 4, velocity product
+        const double* qd = v + model.idx_v(i);
+        data.v[i] = X.apply(data.v[p]);
+        detail::add_joint_motion(joint, data.v[i], qd);                                    // Eq. 3
+        data.a[i] = X.apply(data.a[p]) + detail::velocity_product(joint, data.v[i], qd);  // Eq. 4, v x h qd
       } else {
         data.v[i].setZero();
         data.a[i] = X.apply(data.a[p]);
       }
-      if constexpr (WithAcceleration) data.a[i] += joint.motion(a + model.idx_v(i));  // Eq. 4, h qdd
+      if constexpr (WithAcceleration) detail::add_joint_motion(joint, data.a[i], a + model.idx_v(i));  // Eq. 4, h qdd
     });
     const RigidBodyInertia& I = model.inertia(i);
     data.f[i] = I * data.a[i];  // Eq. 5

@@ -33,6 +33,52 @@ inline void subtract_external_force(Data& data, int i, int p, const Force* f_ext
   }
 }
 
+// Joints whose motion subspace is one coordinate axis of the body frame (most URDF joints
+// after the constant frame change X_tree): h_i = e_k with k = A (revolute) or 3 + A
+// (prismatic); -1 for every other kind. The kernels below skip the multiplications by the
+// zeros of such an h (which the compiler may not drop: 0 * x is not 0 for x = inf).
+template <class J>
+inline constexpr int unit_axis_row = -1;
+template <int A>
+inline constexpr int unit_axis_row<JointRevoluteAxis<A>> = A;
+template <int A>
+inline constexpr int unit_axis_row<JointPrismaticAxis<A>> = 3 + A;
+
+/// a x (s e_A) for a 3-vector a.
+template <int A>
+inline Vec3 cross_unit(const Vec3& a, double s) {
+  constexpr int i = (A + 1) % 3, j = (A + 2) % 3;
+  Vec3 out;
+  out[A] = 0.0;
+  out[i] = a[j] * s;
+  out[j] = -a[i] * s;
+  return out;
+}
+
+/// v x (S qd), the velocity-product acceleration of Eq. 4 (crm(v) v_J).
+template <class J>
+inline Motion velocity_product(const J& joint, const Motion& v, const double* qd) {
+  constexpr int k = unit_axis_row<J>;
+  if constexpr (k >= 0 && k < 3)
+    return Motion(cross_unit<k>(v.angular, qd[0]), cross_unit<k>(v.linear, qd[0]));
+  else if constexpr (k >= 3)
+    return Motion(Vec3::Zero(), cross_unit<k - 3>(v.angular, qd[0]));
+  else
+    return cross(v, joint.motion(qd));
+}
+
+/// m += S x (a joint velocity or acceleration x in the body frame, Eqs. 3-4).
+template <class J>
+inline void add_joint_motion(const J& joint, Motion& m, const double* x) {
+  constexpr int k = unit_axis_row<J>;
+  if constexpr (k >= 0 && k < 3)
+    m.angular[k] += x[0];
+  else if constexpr (k >= 3)
+    m.linear[k - 3] += x[0];
+  else
+    m += joint.motion(x);
+}
+
 // Unchecked entry points: q, v, a/tau point to nq / nv finite values, quaternions unit,
 // data made for model. Results in data.tau, data.qdd, data.M as for the checked functions.
 void rnea_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* a);
