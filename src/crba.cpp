@@ -10,6 +10,8 @@
 // indices (depth-first numbering), the forces f^C_j of a whole subtree are kept side by
 // side as the columns of one 6 x k block and moved to the parent frame by one batched
 // transform; otherwise each column is carried up its own support path.
+#include <algorithm>
+
 #include "detail/recursion.hpp"
 #include "plucker/algorithms/crba.hpp"
 
@@ -91,10 +93,12 @@ void detail::crba_unchecked(const Model& model, Data& data, const double* q, Tri
   const bool blocks = model.has_contiguous_subtrees();
   // Entries of the upper triangle that the walk never writes are zeros of branch-induced
   // sparsity; for Full the strict lower triangle is overwritten by the mirror at the end.
-  if (triangle == Triangle::Full && blocks)
-    data.M.triangularView<Eigen::Upper>().setZero();
+  MatX& M = data.M;
+  const int nv_total = model.nv();
+  if (triangle == Triangle::Full && blocks)  // plain loops: cheaper than Eigen's triangular views at small nv
+    for (int c = 0; c < nv_total; ++c) std::fill_n(M.col(c).data(), c + 1, 0.0);
   else
-    data.M.setZero();
+    std::fill_n(M.data(), M.size(), 0.0);
   for (int i = n - 1; i > 0; --i) {
     const int p = model.parent(i), iv = model.idx_v(i);
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
@@ -153,7 +157,9 @@ void detail::crba_unchecked(const Model& model, Data& data, const double* q, Tri
       }
     }
   }
-  if (triangle == Triangle::Full) data.M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
+  if (triangle == Triangle::Full)
+    for (int c = 0; c < nv_total; ++c)
+      for (int r = c + 1; r < nv_total; ++r) M(r, c) = M(c, r);
 }
 
 const MatX& crba(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, Triangle triangle) {
