@@ -8,8 +8,10 @@
 // Only the support paths are walked, so the zero blocks of branch-induced sparsity are
 // never touched. When the subtree of every body occupies a contiguous range of velocity
 // indices (depth-first numbering), the forces f^C_j of a whole subtree are kept side by
-// side as the columns of one 6 x k block and moved to the parent frame by one batched
-// transform; otherwise each column is carried up its own support path.
+// side as the columns of one 6 x k block (row-major, Data::F_composite) and moved to the
+// parent frame by one transform whose loop runs along the rows in SIMD lanes; otherwise
+// each column is carried up its own support path. Unit-axis joints (h_i = e_k) read
+// f^C_i off the compact inertia and row i of M off row k of the block.
 #include <algorithm>
 
 #include "detail/recursion.hpp"

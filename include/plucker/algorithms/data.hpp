@@ -37,7 +37,7 @@ struct Data {
   VecX tau;  ///< output of rnea / nonlinear_effects / gravity_torques
 
   // ---- joint-space inertia (crba) ----
-  std::vector<RigidBodyInertia> I_composite;  ///< composite inertias, Eq. 9 (world coordinates after crba)
+  std::vector<RigidBodyInertia> I_composite;  ///< composite inertias, Eq. 9 (body coordinates)
   MatX M;                                      ///< joint-space inertia matrix (nv x nv)
   /// crba: column j holds f^C_j = I^C_j h_j in the frame of the body being processed (6 x nv);
   /// row-major, so moving a block of columns to the parent frame runs along contiguous rows.
