@@ -6,7 +6,8 @@
 #   make test        build + ctest (C++ tests, pytest, find_package consumer)
 #   make demo        build + run build/examples/demo
 #   make bench       -march=native build in build-bench/, run plucker_bench $(BENCH_ARGS)
-#                    (table; build/bench/results.json), then bench/make_report.py
+#                    (table; build/bench/results.json), plucker_bench --batch (batched
+#                    throughput; build/bench/batch.json), then bench/make_report.py
 #                    (docs/benchmarks.md)
 #   make bench-scaling  same build, plucker_bench --scaling, bench/plot_scaling.py
 #                    (build/bench/scaling.json, docs/scaling.png)
@@ -52,6 +53,7 @@ bench:
 	@if ls bench/*.cpp 2>/dev/null | grep -qv '/peer_'; then \
 	  $(CMAKE) --build build-bench --target plucker_bench -j$(JOBS) && \
 	  build-bench/plucker_bench $(BENCH_ARGS) && \
+	  build-bench/plucker_bench --batch && \
 	  $(PYTHON) bench/make_report.py; \
 	else \
 	  echo "make bench: no bench/*.cpp yet"; \

@@ -5,6 +5,8 @@
 //                                 build/bench/{results.json,agreement.txt,meta.json}
 //   plucker_bench --scaling       rnea/crba/aba vs number of bodies (chains, binary
 //                                 trees, N = 4..1024), build/bench/scaling.json
+//   plucker_bench --batch         rnea_batch / crba_batch / aba_batch throughput (1 and 2
+//                                 threads) on the headline models, build/bench/batch.json
 //   plucker_bench --micro         the spatial-algebra micro-benchmarks (bench_spatial.cpp)
 //   plucker_bench --fd            every forward-dynamics method (forward_dynamics.hpp) vs N on
 //                                 chains and branched trees, and the humanoid / quadruped
@@ -49,6 +51,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fd_models.hpp"
@@ -72,7 +75,7 @@ constexpr std::uint64_t kSeed = 20240601;
 // Options
 // ---------------------------------------------------------------------------
 struct Options {
-  enum class Mode { Models, Scaling, Micro, ForwardDynamics } mode = Mode::Models;
+  enum class Mode { Models, Scaling, Micro, ForwardDynamics, Batch } mode = Mode::Models;
   int reps = 5;
   double min_time = 0.05;
   std::string models = "";
@@ -1094,6 +1097,119 @@ int run_scaling(const Options& opt) {
 }
 
 // ---------------------------------------------------------------------------
+// --batch: rnea_batch / crba_batch / aba_batch throughput on the headline models
+// ---------------------------------------------------------------------------
+// Each figure: the pool of kPoolSize states evaluated as one batched call (workspace made
+// once), repeated for about min_time; wall time and the process's CPU time (all threads)
+// per state, median over the repetitions. "single" is the checked single-state function in
+// a loop over the same pool, on the calling thread. Per-core throughput = states per second
+// of process CPU time, so it is not flattered (or hurt) by how busy the other core is.
+double process_cpu_s() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+struct BatchTiming {
+  double wall_ns = 0, cpu_ns = 0;  // per state, medians
+};
+
+template <class F>
+BatchTiming time_pool(const Options& opt, int states, F&& pass) {
+  pass();  // warm up
+  std::vector<double> wall, cpu;
+  for (int r = 0; r < opt.reps; ++r) {
+    long passes = 0;
+    const auto w0 = std::chrono::steady_clock::now();
+    const double c0 = process_cpu_s();
+    double elapsed = 0;
+    do {
+      pass();
+      ++passes;
+      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+    } while (elapsed < opt.min_time);
+    const double c = process_cpu_s() - c0;
+    wall.push_back(1e9 * elapsed / static_cast<double>(passes * states));
+    cpu.push_back(1e9 * c / static_cast<double>(passes * states));
+  }
+  auto median = [](std::vector<double> t) {
+    std::sort(t.begin(), t.end());
+    const std::size_t n = t.size();
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  };
+  return {median(wall), median(cpu)};
+}
+
+int run_batch(const Options& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> notes;
+  const std::regex filter(opt.models.empty() ? std::string(".*") : opt.models);
+  std::error_code ec;
+  fs::create_directories(opt.out, ec);
+  std::ofstream js(opt.out + "/batch.json");
+  js << "[\n";
+  bool first = true;
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  std::printf("Batched throughput, pool of %d states per call; ns per state (wall / process CPU), states per "
+              "second per core (= per CPU-second); load average at start %s; %u hardware threads\n\n",
+              kPoolSize, loadavg().c_str(), hw);
+  std::printf("%-14s %-5s %-9s %10s %10s %14s %12s %12s\n", "model", "alg", "mode", "wall ns", "cpu ns",
+              "states/s/core", "pinocchio/s", "x pinocchio");
+  for (const Spec& spec : model_specs(notes)) {
+    if (std::find(kHeadline.begin(), kHeadline.end(), spec.name) == kHeadline.end()) continue;
+    if (!std::regex_search(spec.name, filter)) continue;
+    Bundle b;
+    b.name = spec.name;
+    plucker::UrdfOptions uo;
+    uo.root = spec.floating ? plucker::RootJoint::FreeFlyer : plucker::RootJoint::Fixed;
+    uo.on_warning = [](const std::string&) {};
+    b.model = spec.urdf.empty() ? spec.build() : plucker::load_urdf(spec.urdf, uo);
+    make_pool(b, kPoolSize);
+    const int nv = b.model.nv();
+    MatX out(nv, b.n), M(nv, nv * b.n);
+    const Ref3 pin = kPinocchioNs.at(b.name);
+    for (const char* alg : {"rnea", "crba", "aba"}) {
+      const std::string a = alg;
+      auto record = [&](const std::string& mode, int threads, const BatchTiming& t) {
+        const double per_core = 1e9 / t.cpu_ns, pin_rate = 1e9 / ref_of(pin, a);
+        std::printf("%-14s %-5s %-9s %10.1f %10.1f %14.0f %12.0f %12.2f\n", b.name.c_str(), alg, mode.c_str(),
+                    t.wall_ns, t.cpu_ns, per_core, pin_rate, per_core / pin_rate);
+        char buf[512];
+        std::snprintf(buf, sizeof buf,
+                      "  {\"model\": \"%s\", \"algorithm\": \"%s\", \"mode\": \"%s\", \"threads\": %d, "
+                      "\"wall_ns_per_state\": %.2f, \"cpu_ns_per_state\": %.2f, \"states_per_s\": %.0f, "
+                      "\"states_per_s_per_core\": %.0f, \"pinocchio_states_per_s\": %.0f}",
+                      b.name.c_str(), alg, mode.c_str(), threads, t.wall_ns, t.cpu_ns, 1e9 / t.wall_ns, per_core,
+                      pin_rate);
+        js << (first ? "" : ",\n") << buf;
+        first = false;
+      };
+      record("single", 1, time_pool(opt, b.n, [&] {
+               for (int i = 0; i < b.n; ++i) {
+                 if (a == "rnea") plucker::rnea(b.model, *b.data, b.q(i), b.v(i), b.a(i));
+                 else if (a == "crba") plucker::crba(b.model, *b.data, b.q(i));
+                 else plucker::aba(b.model, *b.data, b.q(i), b.v(i), b.tau(i));
+               }
+             }));
+      for (int threads : {1, 2}) {
+        plucker::BatchWorkspace ws(b.model, threads);
+        record("batch/" + std::to_string(threads), threads, time_pool(opt, b.n, [&] {
+                 if (a == "rnea") plucker::rnea_batch(b.model, ws, b.Q, b.V, b.A, out);
+                 else if (a == "crba") plucker::crba_batch(b.model, ws, b.Q, M);
+                 else plucker::aba_batch(b.model, ws, b.Q, b.V, b.TAU, out);
+               }));
+      }
+    }
+  }
+  js << "\n]\n";
+  for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("\nplucker_bench --batch: %.0f s; wrote %s/batch.json\n", elapsed,
+              fs::absolute(opt.out).lexically_normal().string().c_str());
+  return 0;
+}
+
+// ---------------------------------------------------------------------------
 // --fd: every forward-dynamics method vs topology and size
 // ---------------------------------------------------------------------------
 int run_fd(const Options& opt) {
@@ -1182,7 +1298,7 @@ int run_fd(const Options& opt) {
 }
 
 void usage() {
-  std::cout << "usage: plucker_bench [--scaling | --micro | --fd] [--reps=N] [--min_time=SECONDS] [--models=REGEX]\n"
+  std::cout << "usage: plucker_bench [--scaling | --micro | --fd | --batch] [--reps=N] [--min_time=SECONDS] [--models=REGEX]\n"
                "                     [--no_peers] [--out=DIR] [--benchmark_* flags]\n"
                "  default     robot models x algorithms, plucker vs peers: one table, and\n"
                "              <out>/results.json, agreement.txt, meta.json (out: "
@@ -1190,6 +1306,7 @@ void usage() {
             << ")\n"
                "  --scaling   rnea/crba/aba vs number of bodies (chains, binary trees): <out>/scaling.json\n"
                "  --micro     spatial-algebra micro-benchmarks (Google Benchmark's own output)\n"
+               "  --batch     rnea/crba/aba_batch states per second, 1 and 2 threads: <out>/batch.json\n"
                "  --fd        every forward-dynamics method vs N, chains and trees: <out>/fd_timing.json\n"
                "  --fd_accuracy   every forward-dynamics method vs a long-double reference: <out>/fd_accuracy.json\n"
                "  --fd_ops=MODEL,METHOD,K   run forward_dynamics K times and exit (op counting under valgrind)\n";
@@ -1213,6 +1330,7 @@ int main(int argc, char** argv) {
     if (a == "--scaling") opt.mode = Options::Mode::Scaling;
     else if (a == "--micro") opt.mode = Options::Mode::Micro;
     else if (a == "--fd") opt.mode = Options::Mode::ForwardDynamics;
+    else if (a == "--batch") opt.mode = Options::Mode::Batch;
     else if (a.rfind("--fd_ops=", 0) == 0) return plucker_bench::run_fd_ops(value("--fd_ops="));
     else if (a == "--fd_accuracy") fd_accuracy = true;
     else if (a.rfind("--reps=", 0) == 0) opt.reps = std::max(1, std::atoi(value("--reps=").c_str()));
@@ -1247,6 +1365,7 @@ int main(int argc, char** argv) {
     case Options::Mode::Micro: benchmark::RunSpecifiedBenchmarks(); break;
     case Options::Mode::Scaling: rc = run_scaling(opt); break;
     case Options::Mode::ForwardDynamics: rc = run_fd(opt); break;
+    case Options::Mode::Batch: rc = run_batch(opt); break;
     case Options::Mode::Models: rc = run_models(opt); break;
   }
   benchmark::Shutdown();

@@ -3,7 +3,8 @@
 // Design
 //  * plucker.Model owns a plucker::Model and the one plucker::Data workspace sized for it.
 //    Every function holds the GIL for its whole (single-state) call, so sharing that Data
-//    between calls and Python threads is safe.
+//    between calls and Python threads is safe. The batched functions (rnea_batch, ...) do
+//    not use that Data: they make their own per-thread workspace and release the GIL.
 //  * Array arguments accept any float64 array-like (lists, integer arrays, non-contiguous
 //    slices): they are converted with numpy to a contiguous float64 1-D array (no copy when
 //    the input already is one), their size and finiteness are checked here, and a
@@ -363,6 +364,76 @@ py::array_t<double> normalize_py(const PyModel& m, ArrayLike q) {
   return vec_out(out);
 }
 
+// ------------------------------------------------------------------ batched algorithms
+/// A (B, cols) array of states, one per row, as a C-contiguous float64 array. Its memory is
+/// the column-major cols x B matrix that the C++ batch API takes (no copy). Finiteness and
+/// unit quaternions are checked by the C++ call (errors name the state and joint).
+InArray batch_arg(py::handle obj, const std::string& name, py::ssize_t cols, const std::string& cols_what,
+                  py::ssize_t rows = -1) {
+  const std::string expected = "(B, " + cols_what + ")";
+  if (obj.is_none()) value_error(name + " is None, expected an array of shape " + expected);
+  InArray a = InArray::ensure(obj);
+  if (!a) {
+    PyErr_Clear();
+    value_error(name + " cannot be converted to a float64 array (expected shape " + expected + ")");
+  }
+  if (a.ndim() != 2 || a.shape(1) != cols || (rows >= 0 && a.shape(0) != rows)) {
+    const std::string shape = py::repr(a.attr("shape"));
+    value_error(name + " has shape " + shape + ", expected " +
+                (rows >= 0 ? "(" + std::to_string(rows) + ", " + cols_what + ") (B from the first argument)" : expected));
+  }
+  return a;
+}
+
+Eigen::Map<const plucker::MatX> states_map(const InArray& a) {
+  return {a.data(), static_cast<Eigen::Index>(a.shape(1)), static_cast<Eigen::Index>(a.shape(0))};
+}
+
+int threads_arg(int threads) {
+  if (threads < 0) value_error("threads must be >= 0 (0: one per hardware thread), got " + std::to_string(threads));
+  return threads;
+}
+
+/// rnea_batch (inverse = true) or aba_batch: (B, nq), (B, nv), (B, nv) -> (B, nv).
+py::array_t<double> dynamics_batch_py(const PyModel& m, ArrayLike q, ArrayLike v, ArrayLike x, int threads,
+                                      bool inverse) {
+  const Model& model = m.model;
+  const std::string nq = "nq = " + std::to_string(model.nq()), nv = "nv = " + std::to_string(model.nv());
+  const InArray Q = batch_arg(q, "Q", model.nq(), nq);
+  const py::ssize_t B = Q.shape(0);
+  const InArray V = batch_arg(v, "V", model.nv(), nv, B);
+  const InArray X = batch_arg(x, inverse ? "A" : "TAU", model.nv(), nv, B);
+  threads_arg(threads);
+  py::array_t<double> out({B, static_cast<py::ssize_t>(model.nv())});
+  Eigen::Map<plucker::MatX> out_map(out.mutable_data(), model.nv(), static_cast<Eigen::Index>(B));
+  {
+    py::gil_scoped_release release;
+    plucker::BatchWorkspace workspace(model, threads);
+    if (inverse)
+      plucker::rnea_batch(model, workspace, states_map(Q), states_map(V), states_map(X), out_map);
+    else
+      plucker::aba_batch(model, workspace, states_map(Q), states_map(V), states_map(X), out_map);
+  }
+  return out;
+}
+
+py::array_t<double> crba_batch_py(const PyModel& m, ArrayLike q, int threads) {
+  const Model& model = m.model;
+  const InArray Q = batch_arg(q, "Q", model.nq(), "nq = " + std::to_string(model.nq()));
+  const py::ssize_t B = Q.shape(0), nv = model.nv();
+  threads_arg(threads);
+  py::array_t<double> out({B, nv, nv});
+  // Row-major (B, nv, nv) is the column-major nv x (nv B) layout of crba_batch with each
+  // block transposed, which M's symmetry makes the same matrix.
+  Eigen::Map<plucker::MatX> out_map(out.mutable_data(), nv, static_cast<Eigen::Index>(nv * B));
+  {
+    py::gil_scoped_release release;
+    plucker::BatchWorkspace workspace(model, threads);
+    plucker::crba_batch(model, workspace, states_map(Q), out_map);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(plucker, mod) {
@@ -716,6 +787,26 @@ PYBIND11_MODULE(plucker, mod) {
         return plucker::potential_energy(m.model, m.data, cmap(qa));
       },
       py::arg("model"), py::arg("q"), "-sum m_i g . c_i in the model's gravity (float; zero at the world origin).");
+
+  // ---------------------------------------------------------------- batched
+  mod.def(
+      "rnea_batch",
+      [](const PyModel& m, ArrayLike Q, ArrayLike V, ArrayLike A, int threads) {
+        return dynamics_batch_py(m, Q, V, A, threads, true);
+      },
+      py::arg("model"), py::arg("Q"), py::arg("V"), py::arg("A"), py::arg("threads") = 0,
+      "rnea over B states: Q (B, nq), V and A (B, nv) -> tau (B, nv), row b = rnea(Q[b], V[b], A[b]).\n"
+      "Runs on `threads` threads (0: one per hardware thread) without the GIL; every state is\n"
+      "validated first (ValueError naming the state and joint).");
+  mod.def(
+      "aba_batch",
+      [](const PyModel& m, ArrayLike Q, ArrayLike V, ArrayLike TAU, int threads) {
+        return dynamics_batch_py(m, Q, V, TAU, threads, false);
+      },
+      py::arg("model"), py::arg("Q"), py::arg("V"), py::arg("TAU"), py::arg("threads") = 0,
+      "aba over B states: Q (B, nq), V and TAU (B, nv) -> qdd (B, nv). See rnea_batch.");
+  mod.def("crba_batch", &crba_batch_py, py::arg("model"), py::arg("Q"), py::arg("threads") = 0,
+          "crba over B states: Q (B, nq) -> M (B, nv, nv), full symmetric. See rnea_batch.");
 
   // ---------------------------------------------------------------- kinematics
   mod.def("forward_kinematics", &forward_kinematics_py, py::arg("model"), py::arg("q"),

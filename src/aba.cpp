@@ -9,13 +9,13 @@
 #include <cmath>
 #include <sstream>
 
-#include "detail/checks.hpp"
+#include "detail/recursion.hpp"
 #include "plucker/algorithms/aba.hpp"
 
 namespace plucker {
 namespace {
 
-enum class Forces { None, World, Local };
+using detail::ForceInput;
 
 [[noreturn]] void throw_singular(const Model& model, int i, double pivot, double scale) {
   std::ostringstream m;
@@ -25,33 +25,26 @@ enum class Forces { None, World, Local };
   throw SingularError(m.str());
 }
 
-template <Forces F>
+template <ForceInput F>
 void aba_impl(const Model& model, Data& data, const double* q, const double* v, const double* tau,
               const Force* f_ext) {
   const int n = model.nbodies();
-  data.v[0].setZero();
-  data.a[0] = Motion(Vec3::Zero(), -model.gravity());
-  if constexpr (F == Forces::World) data.X_base[0] = Transform();
-  detail::evaluate_sincos(data, q);
+  detail::begin_outward_pass<F>(model, data, q);
 
   // Pass 1.
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i);
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
       const Transform& X = data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
-      const Motion vJ = joint.motion(v + model.idx_v(i));
-      data.v[i] = X.apply(data.v[p]) + vJ;
-      data.c[i] = cross(data.v[i], vJ);
+      const double* qd = v + model.idx_v(i);
+      data.v[i] = X.apply(data.v[p]);
+      detail::add_joint_motion(joint, data.v[i], qd);
+      data.c[i] = detail::velocity_product(joint, data.v[i], qd);
     });
     const RigidBodyInertia& I = model.inertia(i);
     data.I_articulated[i] = ArticulatedBodyInertia(I);
     data.p_articulated[i] = cross(data.v[i], I * data.v[i]);
-    if constexpr (F == Forces::World) {
-      data.X_base[i] = data.X_up[i] * data.X_base[p];
-      data.p_articulated[i] -= data.X_base[i].apply(f_ext[i]);
-    } else if constexpr (F == Forces::Local) {
-      data.p_articulated[i] -= f_ext[i];
-    }
+    detail::subtract_external_force<F>(data, i, p, f_ext, data.p_articulated[i]);
   }
 
   // Pass 2.
@@ -121,7 +114,8 @@ void aba_impl(const Model& model, Data& data, const double* q, const double* v, 
             data.u.segment(iv, nv) - data.U.middleCols(iv, nv).transpose() * a_prime.vector();
         auto qdd = data.qdd.segment(iv, nv);
         qdd.noalias() = Dinv * rhs;                                                     // Eq. 14
-        data.a[i] = a_prime + joint.motion(data.qdd.data() + iv);
+        data.a[i] = a_prime;
+        detail::add_joint_motion(joint, data.a[i], data.qdd.data() + iv);
       }
     });
   }
@@ -129,13 +123,17 @@ void aba_impl(const Model& model, Data& data, const double* q, const double* v, 
 
 }  // namespace
 
+void detail::aba_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* tau) {
+  aba_impl<ForceInput::None>(model, data, q, v, tau, nullptr);
+}
+
 const VecX& aba(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                 const Eigen::Ref<const VecX>& tau) {
   detail::check_data(model, data, "aba");
   model.check_configuration(q, "aba: q");
   model.check_tangent(v, "aba: v");
   model.check_tangent(tau, "aba: tau");
-  aba_impl<Forces::None>(model, data, q.data(), v.data(), tau.data(), nullptr);
+  aba_impl<ForceInput::None>(model, data, q.data(), v.data(), tau.data(), nullptr);
   return data.qdd;
 }
 
@@ -147,9 +145,9 @@ const VecX& aba(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
   model.check_tangent(tau, "aba: tau");
   detail::check_forces(model, f_ext, "aba");
   if (frame == ReferenceFrame::World)
-    aba_impl<Forces::World>(model, data, q.data(), v.data(), tau.data(), f_ext.data());
+    aba_impl<ForceInput::World>(model, data, q.data(), v.data(), tau.data(), f_ext.data());
   else
-    aba_impl<Forces::Local>(model, data, q.data(), v.data(), tau.data(), f_ext.data());
+    aba_impl<ForceInput::Local>(model, data, q.data(), v.data(), tau.data(), f_ext.data());
   return data.qdd;
 }
 

@@ -8,48 +8,113 @@
 // Only the support paths are walked, so the zero blocks of branch-induced sparsity are
 // never touched. When the subtree of every body occupies a contiguous range of velocity
 // indices (depth-first numbering), the forces f^C_j of a whole subtree are kept side by
-// side as the columns of one 6 x k block and moved to the parent frame by one batched
-// transform; otherwise each column is carried up its own support path.
-#include "detail/checks.hpp"
+// side as the columns of one 6 x k block (row-major, Data::F_composite) and moved to the
+// parent frame by one transform whose loop runs along the rows in SIMD lanes; otherwise
+// each column is carried up its own support path. Unit-axis joints (h_i = e_k) read
+// f^C_i off the compact inertia and row i of M off row k of the block.
+#include <algorithm>
+
+#include "detail/recursion.hpp"
 #include "plucker/algorithms/crba.hpp"
 
 namespace plucker {
 namespace {
 
-// F <- X^T F for a block of force columns [moment; force]: f' = E^T f, n' = E^T n + r x f'.
-template <class Block>
-void forces_to_parent(const Transform& X, Block&& F) {
-  for (Eigen::Index c = 0; c < F.cols(); ++c) {
-    double* col = F.col(c).data();
-    const Force f = X.apply_inverse(Force(Eigen::Map<const Vec3>(col), Eigen::Map<const Vec3>(col + 3)));
-    Eigen::Map<Vec3>{col} = f.angular;
-    Eigen::Map<Vec3>{col + 3} = f.linear;
+// F <- X^T F for the force columns c0..c0+k-1 of the row-major F: f' = E^T f, n' = E^T n + r x f'
+// (the force transform lambda_X*_i, RBDA §2.8). Each row is contiguous, so the loop over the
+// columns runs in SIMD lanes (the rows never overlap, hence ivdep).
+void forces_to_parent(const Transform& X, Matrix6XRowMajor& F, int c0, int k) {
+  const Mat3& E = X.E;
+  const Vec3& r = X.r;
+  double* n0 = &F(0, c0); double* n1 = &F(1, c0); double* n2 = &F(2, c0);
+  double* f0 = &F(3, c0); double* f1 = &F(4, c0); double* f2 = &F(5, c0);
+#pragma GCC ivdep
+  for (int c = 0; c < k; ++c) {
+    const double fx = E(0, 0) * f0[c] + E(1, 0) * f1[c] + E(2, 0) * f2[c];
+    const double fy = E(0, 1) * f0[c] + E(1, 1) * f1[c] + E(2, 1) * f2[c];
+    const double fz = E(0, 2) * f0[c] + E(1, 2) * f1[c] + E(2, 2) * f2[c];
+    const double nx = E(0, 0) * n0[c] + E(1, 0) * n1[c] + E(2, 0) * n2[c];
+    const double ny = E(0, 1) * n0[c] + E(1, 1) * n1[c] + E(2, 1) * n2[c];
+    const double nz = E(0, 2) * n0[c] + E(1, 2) * n1[c] + E(2, 2) * n2[c];
+    n0[c] = nx + r[1] * fz - r[2] * fy;
+    n1[c] = ny + r[2] * fx - r[0] * fz;
+    n2[c] = nz + r[0] * fy - r[1] * fx;
+    f0[c] = fx;
+    f1[c] = fy;
+    f2[c] = fz;
   }
+}
+
+// target += X^T I X (Eq. 9), X = (E, r) = i_X_lambda(i), I = (m, h, Ibar) about body i's origin:
+//   h' = h1 + m r with h1 = E^T h,   Ibar' = E^T Ibar E - (h1 r^T + r h'^T) + (r.h1 + r.h') 1
+// (RBDA §2.13). Both Ibar and Ibar' are symmetric: only the 6 upper entries are computed,
+// E^T Ibar E as E^T (Ibar E) with 27 + 18 instead of 2 x 27 multiplications.
+void add_composite_to_parent(const Transform& X, const RigidBodyInertia& I, RigidBodyInertia& target) {
+  const Mat3& E = X.E;
+  const Vec3& r = X.r;
+  const double m = I.mass();
+  const Vec3 h1 = E.transpose() * I.first_moment();
+  const Vec3 hA = h1 + m * r;
+  const Mat3 IE = I.inertia_origin() * E;
+  const double d = r.dot(h1) + r.dot(hA);
+  Mat3 S;
+  for (int b = 0; b < 3; ++b)
+    for (int a = 0; a <= b; ++a)
+      S(a, b) = S(b, a) = E.col(a).dot(IE.col(b)) - (h1[a] * r[b] + r[a] * hA[b]) + (a == b ? d : 0.0);
+  target += RigidBodyInertia::from_parameters(m, hA, S);
+}
+
+// f = I h for h = e_k, read off the compact inertia I = [Ibar hx; hx^T m 1] (column k).
+Vec6 inertia_column(const RigidBodyInertia& I, int k) {
+  const Vec3& h = I.first_moment();
+  Vec6 f;
+  if (k < 3) {  // [Ibar e_k; -h x e_k]
+    f.head<3>() = I.inertia_origin().col(k);
+    f.tail<3>() = Vec3::Unit(k).cross(h);
+  } else {  // [h x e_a; m e_a]
+    const int a = k - 3;
+    f.head<3>() = h.cross(Vec3::Unit(a));
+    f.tail<3>() = I.mass() * Vec3::Unit(a);
+  }
+  return f;
 }
 
 }  // namespace
 
-const MatX& crba(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, Triangle triangle) {
-  detail::check_data(model, data, "crba");
-  model.check_configuration(q, "crba: q");
+void detail::crba_unchecked(const Model& model, Data& data, const double* q, Triangle triangle) {
   const int n = model.nbodies();
-  detail::evaluate_sincos(data, q.data());
+  detail::evaluate_sincos(data, q);
   for (int i = 1; i < n; ++i) {
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
-      data.X_up[i] = detail::joint_compose(joint, data, q.data(), model.idx_q(i), model.X_tree(i));
+      data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
     });
     data.I_composite[i] = model.inertia(i);  // I^C_i = I_i, then Eq. 9 below
   }
 
-  Matrix6X& F = data.U;  // column k holds f^C of velocity k, in the frame of the current body
-  data.M.setZero();
+  Matrix6XRowMajor& F = data.F_composite;  // column k: f^C of velocity k, in the frame of the current body
   const bool blocks = model.has_contiguous_subtrees();
+  // Entries of the upper triangle that the walk never writes are zeros of branch-induced
+  // sparsity; for Full the strict lower triangle is overwritten by the mirror at the end.
+  MatX& M = data.M;
+  const int nv_total = model.nv();
+  if (triangle == Triangle::Full && blocks)  // plain loops: cheaper than Eigen's triangular views at small nv
+    for (int c = 0; c < nv_total; ++c) std::fill_n(M.col(c).data(), c + 1, 0.0);
+  else
+    std::fill_n(M.data(), M.size(), 0.0);
   for (int i = n - 1; i > 0; --i) {
     const int p = model.parent(i), iv = model.idx_v(i);
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
       using J = std::decay_t<decltype(joint)>;
-      if constexpr (J::NV == 1) {
-        if (blocks) {  // the common case, written out: one row of M from one 1 x 6 x k product
+      if constexpr (detail::unit_axis_row<J> >= 0) {
+        if (blocks) {  // the common case: h_i = e_k, so f^C_i(i) = I^C_i e_k and row i of M is row k of F
+          constexpr int k = detail::unit_axis_row<J>;
+          F.col(iv) = inertia_column(data.I_composite[i], k);  // f^C_i(i) = I^C_i h_i
+          const int cols = model.subtree_v_end(i) - iv;
+          data.M.row(iv).segment(iv, cols) = F.row(k).segment(iv, cols);  // Eq. 10
+          return;
+        }
+      } else if constexpr (J::NV == 1) {
+        if (blocks) {  // one row of M from one 1 x 6 x k product
           const double one = 1.0;
           const Motion h = joint.motion(&one);
           F.col(iv) = (data.I_composite[i] * h).vector();  // f^C_i(i) = I^C_i h_i
@@ -87,14 +152,22 @@ const MatX& crba(const Model& model, Data& data, const Eigen::Ref<const VecX>& q
       }
     });
     if (p > 0) {
-      data.I_composite[i].add_transformed_inverse_to(data.X_up[i], data.I_composite[p]);  // Eq. 9
+      add_composite_to_parent(data.X_up[i], data.I_composite[i], data.I_composite[p]);  // Eq. 9
       if (blocks) {
         const int end = model.subtree_v_end(i);
-        if (end > iv) forces_to_parent(data.X_up[i], F.middleCols(iv, end - iv));
+        if (end > iv) forces_to_parent(data.X_up[i], F, iv, end - iv);
       }
     }
   }
-  if (triangle == Triangle::Full) data.M.triangularView<Eigen::StrictlyLower>() = data.M.transpose();
+  if (triangle == Triangle::Full)
+    for (int c = 0; c < nv_total; ++c)
+      for (int r = c + 1; r < nv_total; ++r) M(r, c) = M(c, r);
+}
+
+const MatX& crba(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, Triangle triangle) {
+  detail::check_data(model, data, "crba");
+  model.check_configuration(q, "crba: q");
+  detail::crba_unchecked(model, data, q.data(), triangle);
   return data.M;
 }
 

@@ -18,7 +18,7 @@ Data::Data(const Model& model) : nbodies(model.nbodies()), nq(model.nq()), nv(mo
   tau = VecX::Zero(nv);
   I_composite.resize(n);
   M = MatX::Zero(nv, nv);
-  S_world = Matrix6X::Zero(6, nv);
+  F_composite = Matrix6XRowMajor::Zero(6, nv);
   I_articulated.resize(n);
   p_articulated.resize(n);
   c.resize(n);

@@ -5,46 +5,39 @@
 //   backward: tau_i = h_i^T f_i                               (Eq. 8)
 //             f_p += pX_i* f_i                                (Eq. 7)
 // Gravity enters as the fictitious base acceleration a_0 = -g.
-#include "detail/checks.hpp"
+#include "detail/recursion.hpp"
 #include "plucker/algorithms/rnea.hpp"
 
 namespace plucker {
 namespace {
 
-enum class Forces { None, World, Local };
+using detail::ForceInput;
 
-template <bool WithVelocity, bool WithAcceleration, Forces F>
+template <bool WithVelocity, bool WithAcceleration, ForceInput F>
 void rnea_impl(const Model& model, Data& data, const double* q, const double* v, const double* a,
                const Force* f_ext) {
   const int n = model.nbodies();
-  data.v[0].setZero();
-  data.a[0] = Motion(Vec3::Zero(), -model.gravity());
-  if constexpr (F == Forces::World) data.X_base[0] = Transform();
-  detail::evaluate_sincos(data, q);
+  detail::begin_outward_pass<F>(model, data, q);
 
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i);
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
       const Transform& X = data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
       if constexpr (WithVelocity) {
-        const Motion vJ = joint.motion(v + model.idx_v(i));
-        data.v[i] = X.apply(data.v[p]) + vJ;                          // Eq. 3
-        data.a[i] = X.apply(data.a[p]) + cross(data.v[i], vJ);        // Eq. 4, velocity product
+        const double* qd = v + model.idx_v(i);
+        data.v[i] = X.apply(data.v[p]);
+        detail::add_joint_motion(joint, data.v[i], qd);                                    // Eq. 3
+        data.a[i] = X.apply(data.a[p]) + detail::velocity_product(joint, data.v[i], qd);  // Eq. 4, v x h qd
       } else {
         data.v[i].setZero();
         data.a[i] = X.apply(data.a[p]);
       }
-      if constexpr (WithAcceleration) data.a[i] += joint.motion(a + model.idx_v(i));  // Eq. 4, h qdd
+      if constexpr (WithAcceleration) detail::add_joint_motion(joint, data.a[i], a + model.idx_v(i));  // Eq. 4, h qdd
     });
     const RigidBodyInertia& I = model.inertia(i);
     data.f[i] = I * data.a[i];  // Eq. 5
     if constexpr (WithVelocity) data.f[i] += cross(data.v[i], I * data.v[i]);
-    if constexpr (F == Forces::World) {
-      data.X_base[i] = data.X_up[i] * data.X_base[p];
-      data.f[i] -= data.X_base[i].apply(f_ext[i]);
-    } else if constexpr (F == Forces::Local) {
-      data.f[i] -= f_ext[i];
-    }
+    detail::subtract_external_force<F>(data, i, p, f_ext, data.f[i]);
   }
 
   for (int i = n - 1; i > 0; --i) {
@@ -58,13 +51,17 @@ void rnea_impl(const Model& model, Data& data, const double* q, const double* v,
 
 }  // namespace
 
+void detail::rnea_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* a) {
+  rnea_impl<true, true, ForceInput::None>(model, data, q, v, a, nullptr);
+}
+
 const VecX& rnea(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                  const Eigen::Ref<const VecX>& a) {
   detail::check_data(model, data, "rnea");
   model.check_configuration(q, "rnea: q");
   model.check_tangent(v, "rnea: v");
   model.check_tangent(a, "rnea: a");
-  rnea_impl<true, true, Forces::None>(model, data, q.data(), v.data(), a.data(), nullptr);
+  rnea_impl<true, true, ForceInput::None>(model, data, q.data(), v.data(), a.data(), nullptr);
   return data.tau;
 }
 
@@ -76,9 +73,9 @@ const VecX& rnea(const Model& model, Data& data, const Eigen::Ref<const VecX>& q
   model.check_tangent(a, "rnea: a");
   detail::check_forces(model, f_ext, "rnea");
   if (frame == ReferenceFrame::World)
-    rnea_impl<true, true, Forces::World>(model, data, q.data(), v.data(), a.data(), f_ext.data());
+    rnea_impl<true, true, ForceInput::World>(model, data, q.data(), v.data(), a.data(), f_ext.data());
   else
-    rnea_impl<true, true, Forces::Local>(model, data, q.data(), v.data(), a.data(), f_ext.data());
+    rnea_impl<true, true, ForceInput::Local>(model, data, q.data(), v.data(), a.data(), f_ext.data());
   return data.tau;
 }
 
@@ -87,14 +84,14 @@ const VecX& nonlinear_effects(const Model& model, Data& data, const Eigen::Ref<c
   detail::check_data(model, data, "nonlinear_effects");
   model.check_configuration(q, "nonlinear_effects: q");
   model.check_tangent(v, "nonlinear_effects: v");
-  rnea_impl<true, false, Forces::None>(model, data, q.data(), v.data(), nullptr, nullptr);
+  rnea_impl<true, false, ForceInput::None>(model, data, q.data(), v.data(), nullptr, nullptr);
   return data.tau;
 }
 
 const VecX& gravity_torques(const Model& model, Data& data, const Eigen::Ref<const VecX>& q) {
   detail::check_data(model, data, "gravity_torques");
   model.check_configuration(q, "gravity_torques: q");
-  rnea_impl<false, false, Forces::None>(model, data, q.data(), nullptr, nullptr, nullptr);
+  rnea_impl<false, false, ForceInput::None>(model, data, q.data(), nullptr, nullptr, nullptr);
   return data.tau;
 }
 

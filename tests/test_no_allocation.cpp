@@ -199,6 +199,11 @@ void expect_no_allocation(const Model& model) {
   std::vector<Force> f(model.nbodies());
   for (auto& fi : f) fi = random_force(rng);
   const int tip = model.nbodies() - 1;
+  // Batched calls on one thread with a reused workspace: nothing per state (nor per call).
+  const int B = 3;
+  BatchWorkspace batch(model, 1);
+  const MatX Q = q.replicate(1, B), V = v.replicate(1, B), A = a.replicate(1, B);
+  MatX batch_out(model.nv(), B), batch_M(model.nv(), model.nv() * B);
   const bool has_frame = !model.frames().empty();
   using RF = ReferenceFrame;
   // std::function objects are built before measuring; calling one does not allocate.
@@ -229,6 +234,9 @@ void expect_no_allocation(const Model& model) {
       {"jacobian_dot_times_v", [&] { escape(jacobian_dot_times_v(model, data, q, v, tip, RF::World)); }},
       {"center_of_mass", [&] { escape(center_of_mass(model, data, q)); }},
       {"center_of_mass_jacobian", [&] { escape(center_of_mass_jacobian(model, data, q)); }},
+      {"rnea_batch (1 thread)", [&] { rnea_batch(model, batch, Q, V, A, batch_out); }},
+      {"aba_batch (1 thread)", [&] { aba_batch(model, batch, Q, V, A, batch_out); }},
+      {"crba_batch (1 thread)", [&] { crba_batch(model, batch, Q, batch_M); }},
   };
   // Positive control inside the library: integrate() returns a new VecX, allocated by Eigen
   // code compiled into libplucker, and that allocation must be seen.

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "plucker/algorithms/aba.hpp"
+#include "plucker/algorithms/batch.hpp"
 #include "plucker/algorithms/crba.hpp"
 #include "plucker/algorithms/data.hpp"
 #include "plucker/algorithms/forward_dynamics.hpp"

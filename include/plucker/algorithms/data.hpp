@@ -14,6 +14,7 @@ namespace plucker {
 
 using Matrix6X = Eigen::Matrix<double, 6, Eigen::Dynamic>;
 using Matrix3X = Eigen::Matrix<double, 3, Eigen::Dynamic>;
+using Matrix6XRowMajor = Eigen::Matrix<double, 6, Eigen::Dynamic, Eigen::RowMajor>;
 
 /// Which coordinates a Jacobian or an external force is expressed in.
 enum class ReferenceFrame {
@@ -37,9 +38,11 @@ struct Data {
   VecX tau;  ///< output of rnea / nonlinear_effects / gravity_torques
 
   // ---- joint-space inertia (crba) ----
-  std::vector<RigidBodyInertia> I_composite;  ///< composite inertias, Eq. 9 (world coordinates after crba)
+  std::vector<RigidBodyInertia> I_composite;  ///< composite inertias, Eq. 9 (body coordinates)
   MatX M;                                      ///< joint-space inertia matrix (nv x nv)
-  Matrix6X S_world;                            ///< motion subspaces in world coordinates (6 x nv)
+  /// crba: column j holds f^C_j = I^C_j h_j in the frame of the body being processed (6 x nv);
+  /// row-major, so moving a block of columns to the parent frame runs along contiguous rows.
+  Matrix6XRowMajor F_composite;
 
   // ---- articulated-body algorithm ----
   std::vector<ArticulatedBodyInertia> I_articulated;  ///< I^A, Eq. 12

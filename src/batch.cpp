@@ -1,0 +1,177 @@
+// Batched RNEA / ABA / CRBA (include/plucker/algorithms/batch.hpp): validate every state
+// once, then split the states into one contiguous range per thread; thread t evaluates its
+// range with workspace Data t by the unchecked recursions (detail/recursion.hpp).
+#include "plucker/algorithms/batch.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <thread>
+
+#include "detail/recursion.hpp"
+
+namespace plucker {
+
+namespace {
+
+int resolve_threads(int threads) {
+  if (threads < 0) throw InvalidArgument("BatchWorkspace: threads = " + std::to_string(threads) + " (expected >= 0)");
+  if (threads == 0) threads = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(threads, 1);
+}
+
+[[noreturn]] void rethrow_for_state(const char* fn, Eigen::Index b, const Error& e) {
+  const std::string what = std::string(fn) + ": state " + std::to_string(b) + ": " + e.what();
+  if (dynamic_cast<const SingularError*>(&e)) throw SingularError(what);
+  throw InvalidArgument(what);
+}
+
+void check_batch_sizes(const char* fn, const char* name, const Eigen::Ref<const MatX>& X, Eigen::Index rows,
+                       const char* rows_what, Eigen::Index cols) {
+  if (X.rows() != rows || X.cols() != cols)
+    throw InvalidArgument(std::string(fn) + ": " + name + " is " + std::to_string(X.rows()) + " x " +
+                          std::to_string(X.cols()) + ", expected " + rows_what + " = " + std::to_string(rows) +
+                          " x " + std::to_string(cols) + " (one state per column)");
+}
+
+void check_states(const Model& model, const char* fn, const Eigen::Ref<const MatX>& Q,
+                  const Eigen::Ref<const MatX>* V, const Eigen::Ref<const MatX>* A, const char* a_name) {
+  for (Eigen::Index b = 0; b < Q.cols(); ++b) {
+    try {
+      model.check_configuration(Q.col(b), "q");
+      if (V) model.check_tangent(V->col(b), "v");
+      if (A) model.check_tangent(A->col(b), a_name);
+    } catch (const InvalidArgument& e) {
+      rethrow_for_state(fn, b, e);
+    }
+  }
+}
+
+}  // namespace
+
+BatchWorkspace::BatchWorkspace(const Model& model, int threads) {
+  const int t = resolve_threads(threads);
+  data_.reserve(static_cast<std::size_t>(t));
+  for (int k = 0; k < t; ++k) data_.emplace_back(model);
+  errors_.resize(static_cast<std::size_t>(t));
+}
+
+struct BatchAccess {
+  /// Runs kernel(data, b) for b = 0..B-1, state ranges split evenly over the threads; the
+  /// calling thread takes the first range. The first error (in state order) is rethrown.
+  template <class Kernel>
+  static void for_each_state(const char* fn, const Model& model, BatchWorkspace& ws, Eigen::Index B,
+                             const Kernel& kernel) {
+    for (Data& d : ws.data_) detail::check_data(model, d, fn);
+    const int T = static_cast<int>(std::min<Eigen::Index>(ws.threads(), B));
+    if (T <= 1) {
+      for (Eigen::Index b = 0; b < B; ++b) {
+        try {
+          kernel(ws.data_[0], b);
+        } catch (const Error& e) {
+          rethrow_for_state(fn, b, e);
+        }
+      }
+      return;
+    }
+    std::atomic<bool> failed{false};
+    auto run_range = [&](int t) {
+      const Eigen::Index begin = B * t / T, end = B * (t + 1) / T;
+      for (Eigen::Index b = begin; b < end && !failed.load(std::memory_order_relaxed); ++b) {
+        try {
+          kernel(ws.data_[static_cast<std::size_t>(t)], b);
+        } catch (const Error& e) {
+          try {
+            rethrow_for_state(fn, b, e);
+          } catch (...) {
+            ws.errors_[static_cast<std::size_t>(t)] = std::current_exception();
+          }
+          failed = true;
+        } catch (...) {
+          ws.errors_[static_cast<std::size_t>(t)] = std::current_exception();
+          failed = true;
+        }
+      }
+    };
+    std::fill(ws.errors_.begin(), ws.errors_.end(), nullptr);
+    {
+      std::vector<std::jthread> workers;
+      workers.reserve(static_cast<std::size_t>(T - 1));
+      for (int t = 1; t < T; ++t) workers.emplace_back(run_range, t);
+      run_range(0);
+    }  // joined
+    for (const std::exception_ptr& e : ws.errors_)
+      if (e) std::rethrow_exception(e);
+  }
+};
+
+void rnea_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
+                const Eigen::Ref<const MatX>& V, const Eigen::Ref<const MatX>& A, Eigen::Ref<MatX> Tau) {
+  const char* fn = "rnea_batch";
+  const Eigen::Index B = Q.cols();
+  check_batch_sizes(fn, "Q", Q, model.nq(), "nq x B", B);
+  check_batch_sizes(fn, "V", V, model.nv(), "nv x B", B);
+  check_batch_sizes(fn, "A", A, model.nv(), "nv x B", B);
+  check_batch_sizes(fn, "Tau (output)", Tau, model.nv(), "nv x B", B);
+  check_states(model, fn, Q, &V, &A, "a");
+  BatchAccess::for_each_state(fn, model, workspace, B, [&](Data& data, Eigen::Index b) {
+    detail::rnea_unchecked(model, data, Q.col(b).data(), V.col(b).data(), A.col(b).data());
+    Tau.col(b) = data.tau;
+  });
+}
+
+void aba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
+               const Eigen::Ref<const MatX>& V, const Eigen::Ref<const MatX>& Tau, Eigen::Ref<MatX> Qdd) {
+  const char* fn = "aba_batch";
+  const Eigen::Index B = Q.cols();
+  check_batch_sizes(fn, "Q", Q, model.nq(), "nq x B", B);
+  check_batch_sizes(fn, "V", V, model.nv(), "nv x B", B);
+  check_batch_sizes(fn, "Tau", Tau, model.nv(), "nv x B", B);
+  check_batch_sizes(fn, "Qdd (output)", Qdd, model.nv(), "nv x B", B);
+  check_states(model, fn, Q, &V, &Tau, "tau");
+  BatchAccess::for_each_state(fn, model, workspace, B, [&](Data& data, Eigen::Index b) {
+    detail::aba_unchecked(model, data, Q.col(b).data(), V.col(b).data(), Tau.col(b).data());
+    Qdd.col(b) = data.qdd;
+  });
+}
+
+void crba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q, Eigen::Ref<MatX> M,
+                Triangle triangle) {
+  const char* fn = "crba_batch";
+  const Eigen::Index B = Q.cols(), nv = model.nv();
+  check_batch_sizes(fn, "Q", Q, model.nq(), "nq x B", B);
+  if (M.rows() != nv || M.cols() != nv * B)
+    throw InvalidArgument(std::string(fn) + ": M (output) is " + std::to_string(M.rows()) + " x " +
+                          std::to_string(M.cols()) + ", expected nv x (nv B) = " + std::to_string(nv) + " x " +
+                          std::to_string(nv * B));
+  check_states(model, fn, Q, nullptr, nullptr, nullptr);
+  BatchAccess::for_each_state(fn, model, workspace, B, [&](Data& data, Eigen::Index b) {
+    detail::crba_unchecked(model, data, Q.col(b).data(), triangle);
+    M.middleCols(b * nv, nv) = data.M;
+  });
+}
+
+MatX rnea_batch(const Model& model, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,
+                const Eigen::Ref<const MatX>& A, int threads) {
+  BatchWorkspace workspace(model, threads);
+  MatX Tau(model.nv(), Q.cols());
+  rnea_batch(model, workspace, Q, V, A, Tau);
+  return Tau;
+}
+
+MatX aba_batch(const Model& model, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,
+               const Eigen::Ref<const MatX>& Tau, int threads) {
+  BatchWorkspace workspace(model, threads);
+  MatX Qdd(model.nv(), Q.cols());
+  aba_batch(model, workspace, Q, V, Tau, Qdd);
+  return Qdd;
+}
+
+MatX crba_batch(const Model& model, const Eigen::Ref<const MatX>& Q, int threads, Triangle triangle) {
+  BatchWorkspace workspace(model, threads);
+  MatX M(model.nv(), model.nv() * Q.cols());
+  crba_batch(model, workspace, Q, M, triangle);
+  return M;
+}
+
+}  // namespace plucker
