@@ -34,10 +34,13 @@ ConstrainedMethod parse_constrained_method(std::string_view name) {
 
 Data::LoopSolverHandle::LoopSolverHandle() : ws(std::make_unique<Workspace>()) {}
 Data::LoopSolverHandle::~LoopSolverHandle() = default;
-Data::LoopSolverHandle::LoopSolverHandle(const LoopSolverHandle& other)
-    : ws(std::make_unique<Workspace>(*other.ws)) {}
+// A copy gets its own, freshly sized scratch (the contents are per-call scratch; not copying
+// the Eigen decompositions also avoids reading their status before a first compute).
+Data::LoopSolverHandle::LoopSolverHandle(const LoopSolverHandle& other) : ws(std::make_unique<Workspace>()) {
+  ws->resize(other.ws->n, other.ws->nc, static_cast<int>(other.ws->La.rows()));
+}
 Data::LoopSolverHandle& Data::LoopSolverHandle::operator=(const LoopSolverHandle& other) {
-  if (this != &other) ws = std::make_unique<Workspace>(*other.ws);
+  if (this != &other) *this = LoopSolverHandle(other);
   return *this;
 }
 Data::LoopSolverHandle::LoopSolverHandle(LoopSolverHandle&&) noexcept = default;
@@ -48,7 +51,6 @@ void Data::LoopSolverHandle::Workspace::resize(int n_, int nc_, int na) {
   for (VecX* x : {&rhs, &qdd, &tau_c, &tmp_n, &tmp_n2, &hh, &y}) *x = VecX::Zero(n);
   for (VecX* x : {&c_stab, &g, &mu, &lambda_r, &tmp_nc}) *x = VecX::Zero(nc);
   kkt_b = kkt_x = VecX::Zero(n + nc);
-  qr = Eigen::ColPivHouseholderQR<MatX>(n, nc);
   Q = MatX::Zero(n, n);
   Lr = MatX::Zero(nc, n);
   Rr = MatX::Zero(nc, nc);
@@ -60,9 +62,14 @@ void Data::LoopSolverHandle::Workspace::resize(int n_, int nc_, int na) {
   KtMK = MatX::Zero(n, n);
   La = MatX::Zero(na, n);
   pivots.assign(static_cast<std::size_t>(n + nc), 0);
-  ldlt = Eigen::LDLT<MatX>(nc);
-  llt_G = Eigen::LLT<MatX>(nc);
-  llt_null = Eigen::LLT<MatX>(n);
+  // Size the decompositions by computing them once (Eigen leaves their status enum
+  // uninitialised until the first compute, and copying a Data copies them).
+  if (n > 0 && nc > 0) {  // (nothing to solve otherwise; Eigen asserts on empty inputs)
+    qr.compute(MatX::Zero(n, nc));
+    ldlt.compute(MatX::Identity(nc, nc));
+    llt_G.compute(MatX::Identity(nc, nc));
+    llt_null.compute(MatX::Identity(n, n));
+  }
 }
 
 namespace detail {

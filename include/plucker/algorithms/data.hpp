@@ -95,7 +95,7 @@ struct Data {
 
   // ==== closed loops (constraints/; issue 7) ====
   /// Scratch of the constrained solvers (decompositions of dynamic size, defined in
-  /// src/detail/loop_kernels.hpp); copying a Data copies it, so every copy owns its own.
+  /// src/detail/loop_kernels.hpp); a copy of a Data gets its own, freshly sized.
   struct LoopSolverHandle {
     struct Workspace;
     std::unique_ptr<Workspace> ws;
