@@ -152,12 +152,11 @@ void actuator_jacobian(const Model& model, const Data& data, MatX& La) {
 }
 
 std::string constraint_name(const Model& model, int row) {
-  for (const LoopJoint& j : model.loop_joints()) {
-    const int n = loop_joint_constraints(j.type);
-    if (row < n) return "loop joint '" + j.name + "'";
-    row -= n;
-  }
-  return "mimic joint '" + model.joint_name(model.mimics()[row].follower) + "'";
+  std::string name;
+  for_each_constraint_block(model, [&](const std::string& what, int first, int rows) {
+    if (row >= first && row < first + rows) name = what;
+  });
+  return name;
 }
 
 }  // namespace

@@ -277,15 +277,10 @@ namespace {
 
 std::string violated_joints(const Model& model, const VecX& phi, double tol) {
   std::ostringstream os;
-  int row = 0;
-  bool first = true;
-  auto report = [&](const std::string& name, int rows) {
+  detail::for_each_constraint_block(model, [&](const std::string& what, int row, int rows) {
     const double err = phi.segment(row, rows).cwiseAbs().maxCoeff();
-    if (err > tol) os << (first ? "" : ", ") << "'" << name << "' " << err, first = false;
-    row += rows;
-  };
-  for (const LoopJoint& j : model.loop_joints()) report(j.name, loop_joint_constraints(j.type));
-  for (const MimicRelation& m : model.mimics()) report("mimic " + model.joint_name(m.follower), 1);
+    if (err > tol) os << (os.tellp() > 0 ? ", " : "") << what << " " << err;
+  });
   return os.str();
 }
 

@@ -25,11 +25,7 @@
 
 #include "dynamics_test_support.hpp"
 
-// The allocation counter of test_no_allocation.cpp (same executable).
-namespace alloc_count {
-extern thread_local bool armed;
-extern thread_local long count;
-}  // namespace alloc_count
+#include "alloc_count.hpp"
 
 namespace {
 
@@ -547,26 +543,10 @@ TEST(ForwardDynamicsSingular, RomeoEveryMethodThrowsSingularError) {
 }
 
 // No heap allocation once Data exists (the counter of test_no_allocation.cpp).
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define PLUCKER_FD_TEST_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define PLUCKER_FD_TEST_SANITIZED 1
-#endif
-
-template <class F>
-long allocations(F&& f) {
-  alloc_count::count = 0;
-  alloc_count::armed = true;
-  f();
-  alloc_count::armed = false;
-  return alloc_count::count;
-}
+using alloc_count::allocations;
 
 TEST(ForwardDynamicsNoAllocation, EveryMethodAndKernel) {
-#if !defined(__GLIBC__) || defined(PLUCKER_FD_TEST_SANITIZED)
+#ifndef PLUCKER_COUNT_ALLOCATIONS
   GTEST_SKIP() << "allocation counting needs glibc and no ASan/TSan";
 #endif
   for (const Model& model : {build_humanoid(0, true), build_all_joints_tree(0), build_random_tree(20, 2.0, 0.5, 1.0)}) {

@@ -8,26 +8,12 @@
 #include <cmath>
 #include <random>
 
+#include "alloc_count.hpp"  // the allocation counter of test_no_allocation.cpp (same executable)
 #include "plucker/io/urdf.hpp"
 #include "plucker/model/builders.hpp"
 #include "plucker/plucker.hpp"
 
 using namespace plucker;
-
-// The allocation counter of test_no_allocation.cpp (same executable).
-namespace alloc_count {
-extern thread_local bool armed;
-extern thread_local long count;
-}  // namespace alloc_count
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define PLUCKER_LOOP_TEST_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define PLUCKER_LOOP_TEST_SANITIZED 1
-#endif
 
 namespace {
 
@@ -300,7 +286,7 @@ TEST(ConstrainedDynamics, LoopAcrossARigidConnectionHasRankZero) {
 TEST(ConstrainedDynamics, NoHeapAllocationOnceWarm) {
   // After one warm-up call (the decompositions size themselves to the rank of L), the three
   // methods, constraint_terms and the Baumgarte / actuated variants allocate nothing.
-#if !defined(__GLIBC__) || defined(PLUCKER_LOOP_TEST_SANITIZED)
+#ifndef PLUCKER_COUNT_ALLOCATIONS
   GTEST_SKIP() << "allocation counting needs glibc and no ASan/TSan";
 #endif
   for (const Model& m : {build_four_bar(), build_delta(), mimic_gripper(), build_random_loops(16, 2, LoopJointType::Fixed, 1.2, 7)}) {
@@ -314,12 +300,12 @@ TEST(ConstrainedDynamics, NoHeapAllocationOnceWarm) {
       opt.method = method;
       opt.baumgarte_alpha = opt.baumgarte_beta = 5.0;
       constrained_forward_dynamics(m, d, q, v, tau, opt);  // warm-up
-      alloc_count::count = 0;
-      alloc_count::armed = true;
-      constrained_forward_dynamics(m, d, q, v, tau, opt);
-      constraint_terms(m, d, q, v);
-      alloc_count::armed = false;
-      EXPECT_EQ(alloc_count::count, 0) << m.name() << " " << to_string(method);
+      EXPECT_EQ(alloc_count::allocations([&] {
+                  constrained_forward_dynamics(m, d, q, v, tau, opt);
+                  constraint_terms(m, d, q, v);
+                }),
+                0)
+          << m.name() << " " << to_string(method);
     }
   }
 }

@@ -23,17 +23,7 @@
 
 #include "dynamics_test_support.hpp"
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define PLUCKER_TEST_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define PLUCKER_TEST_SANITIZED 1
-#endif
-#if defined(__GLIBC__) && !defined(PLUCKER_TEST_SANITIZED)
-#define PLUCKER_COUNT_ALLOCATIONS 1
-#endif
+#include "alloc_count.hpp"
 
 namespace alloc_count {
 // Constant-initialised TLS of the executable itself: reading it never allocates.
@@ -140,15 +130,7 @@ void escape(const T& x) {
   asm volatile("" : : "g"(&x) : "memory");
 }
 
-/// Number of allocations made by f() on this thread.
-template <class F>
-long allocations(F&& f) {
-  alloc_count::count = 0;
-  alloc_count::armed = true;
-  f();
-  alloc_count::armed = false;
-  return alloc_count::count;
-}
+using alloc_count::allocations;
 
 class NoAllocation : public ::testing::Test {
  protected:

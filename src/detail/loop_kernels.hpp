@@ -41,6 +41,19 @@ void for_each_loop_path_dof(const Model& model, int successor, int predecessor, 
   }
 }
 
+/// Calls f(what, first_row, rows) for each block of constraint rows, in row order: "loop joint
+/// 'name'" (6 - dof rows each), then "mimic joint 'name'" (one row each).
+template <class F>
+void for_each_constraint_block(const Model& model, F&& f) {
+  int row = 0;
+  for (const LoopJoint& j : model.loop_joints()) {
+    const int rows = loop_joint_constraints(j.type);
+    f("loop joint '" + j.name + "'", row, rows);
+    row += rows;
+  }
+  for (const MimicRelation& m : model.mimics()) f("mimic joint '" + model.joint_name(m.follower) + "'", row++, 1);
+}
+
 /// phi(q) into `phi` (poses in data.X_base).
 void loop_residual(const Model& model, const Data& data, const double* q, double* phi);
 /// data.loops.S_world from data.X_base.
