@@ -32,6 +32,7 @@ LaneScratch::LaneScratch(const Model& model) {
   u.resize(nv);
   I_composite.resize(n);
   F.resize(nv);
+  M_row.resize(nv);
 }
 
 bool lanes_supported(const Model& model) {
@@ -288,6 +289,28 @@ bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>&
 }
 
 // ---- CRBA (crba.cpp; paper 000 §3.2, Eqs. 9-10), contiguous subtrees ------------------------
+namespace {
+
+/// Row `row` of M(q) of every lane, from column `first` on: values[c] for c < end (the
+/// subtree's columns), zero from end on (no body past the subtree supports `row`: zeros of
+/// branch-induced sparsity). With `full`, also column `row` below the diagonal (the mirror).
+/// Every entry of M is thus written once, without clearing M first.
+void write_row(double* const* Mb, Eigen::Index ld, int row, int first, int end, int nv, const Pack* values,
+               bool full) {
+  for (int l = 0; l < W; ++l) {
+    double* M = Mb[l];
+    for (int c = first; c < end; ++c) M[c * ld + row] = values[c][l];
+    for (int c = end; c < nv; ++c) M[c * ld + row] = 0.0;
+    if (full) {
+      double* col = M + row * ld;
+      for (int c = row + 1; c < end; ++c) col[c] = values[c][l];
+      std::fill(col + std::max(row + 1, end), col + nv, 0.0);
+    }
+  }
+}
+
+}  // namespace
+
 void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0,
                 Triangle triangle, Eigen::Ref<MatX>& M) {
   const int n = model.nbodies(), nv = model.nv();
@@ -299,11 +322,13 @@ void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>
     s.I_composite[i] = InertiaL::splat(model.inertia(i));  // I^C_i = I_i, then Eq. 9 below
   }
   double* Mb[W];  // M(q_b) of each lane, column-major nv x nv
+  const Eigen::Index ld = M.outerStride();
+  const bool full = triangle == Triangle::Full;
   for (int l = 0; l < W; ++l) {
     Mb[l] = M.col((b0 + l) * nv).data();
-    for (int col = 0; col < nv; ++col) std::fill_n(M.col((b0 + l) * nv + col).data(), nv, 0.0);
+    if (!full)  // Upper: the strict lower triangle is zero, but for the multi-DoF joints' diagonal blocks (below)
+      for (int col = 0; col + 1 < nv; ++col) std::fill(Mb[l] + col * ld + col + 1, Mb[l] + col * ld + nv, 0.0);
   }
-  const Eigen::Index ld = M.outerStride();
 
   for (int i = n - 1; i > 0; --i) {
     const int p = model.parent(i), iv = model.idx_v(i), end = model.subtree_v_end(i);
@@ -311,23 +336,20 @@ void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>
       using J = std::decay_t<decltype(joint)>;
       if constexpr (supported<J>) {
         for (int k = 0; k < J::NV; ++k) s.F[iv + k] = times(s.I_composite[i], s_column(joint, k));  // f^C_i = I^C_i h_i
-        for (int col = iv; col < end; ++col)  // M_ij = h_i^T f^C_j(i), j in nu(i)   (Eq. 10)
-          for (int r = 0; r < J::NV; ++r) {
-            const Pack m = project(s_column(joint, r), s.F[col]);
-            for (int l = 0; l < W; ++l) Mb[l][col * ld + iv + r] = m[l];
-          }
+        for (int r = 0; r < J::NV; ++r) {
+          const SColumn h = s_column(joint, r);
+          for (int col = iv; col < end; ++col) s.M_row[col] = project(h, s.F[col]);  // M_ij = h_i^T f^C_j(i)  (Eq. 10)
+          // Upper keeps the lower entries of the joint's own block, as crba does.
+          write_row(Mb, ld, iv + r, full ? iv + r : iv, end, nv, s.M_row.data(), full);
+        }
       }
     });
     if (p > 0) {
       const XformL& X = s.X_up[i];
-      s.I_composite[i].add_transformed_inverse_to(X, s.I_composite[p]);     // Eq. 9
+      s.I_composite[i].add_transformed_inverse_to(X, s.I_composite[p]);           // Eq. 9
       for (int col = iv; col < end; ++col) s.F[col] = X.apply_inverse(s.F[col]);  // f^C_j(lambda(i))
     }
   }
-  if (triangle == Triangle::Full)
-    for (int l = 0; l < W; ++l)
-      for (int col = 0; col < nv; ++col)
-        for (int r = col + 1; r < nv; ++r) Mb[l][col * ld + r] = Mb[l][r * ld + col];
 }
 
 }  // namespace plucker::detail

@@ -175,6 +175,10 @@ TEST(Batch, AgreesWithTheSingleStateLoopForAnyThreadCountAndBatchSize) {
         EXPECT_EQ(ws.threads(), threads);
         MatX tau(nv, B), qdd(nv, B), M(nv, nv * B);
         for (int repeat = 0; repeat < 2; ++repeat) {  // the workspace is reusable: the same bits again
+          const double nan = std::numeric_limits<double>::quiet_NaN();  // every output entry is written
+          tau.setConstant(nan);
+          qdd.setConstant(nan);
+          M.setConstant(nan);
           rnea_batch(model, ws, s.Q, s.V, s.A, tau);
           aba_batch(model, ws, s.Q, s.V, s.A, qdd);  // A used as tau
           crba_batch(model, ws, s.Q, M);
@@ -255,7 +259,9 @@ TEST(Batch, UpperTriangleMatchesSingleState) {
     const int nv = model.nv(), B = 2 * batch_lanes() + 3;
     const States s = random_states(model, B, 9);
     for (int threads : {1, 2}) {
-      const MatX M = crba_batch(model, s.Q, threads, Triangle::Upper);
+      MatX M = MatX::Constant(nv, nv * B, std::numeric_limits<double>::quiet_NaN());  // every entry is written
+      BatchWorkspace ws(model, threads);
+      crba_batch(model, ws, s.Q, M, Triangle::Upper);
       for (int b = 0; b < B; ++b) {
         const MatX& ref = crba(model, data, s.Q.col(b), Triangle::Upper);
         const auto Mb = M.middleCols(b * nv, nv);

@@ -28,6 +28,7 @@ struct LaneScratch {
   std::vector<lanes::Pack> u;                ///< ABA: u = tau - S^T p^A
   std::vector<lanes::InertiaL> I_composite;  ///< CRBA: I^C_i
   std::vector<lanes::ForceL> F;              ///< CRBA: f^C_j, one column per velocity
+  std::vector<lanes::Pack> M_row;            ///< CRBA: the row of M being written
 };
 
 /// True when every joint of the model has a lane kernel.
