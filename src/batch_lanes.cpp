@@ -6,7 +6,6 @@
 
 #include "detail/checks.hpp"
 #include "detail/lane_kernels.hpp"
-#include "detail/sincos.hpp"
 
 namespace plucker::detail {
 
@@ -62,11 +61,10 @@ void scatter(const Pack* in, Eigen::Index b0, Eigen::Ref<MatX>& X) {
   }
 }
 
-/// q of the W states, and sin/cos of all their coordinates in one sincos_batch call.
+/// q of the W states, and sin/cos of all their coordinates (as evaluate_sincos does for one).
 void load_configurations(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0) {
   gather(Q, b0, s.q.data());
-  sincos_batch(reinterpret_cast<const double*>(s.q.data()), reinterpret_cast<double*>(s.sin_q.data()),
-               reinterpret_cast<double*>(s.cos_q.data()), model.nq() * W);
+  for (int k = 0; k < model.nq(); ++k) lanes::sincos(s.q[k], s.sin_q[k], s.cos_q[k]);
 }
 
 /// X_up[i] = X_J(q_i) X_tree(i) for every lane.
@@ -81,13 +79,6 @@ const XformL& compose_joint(const Model& model, LaneScratch& s, const J& joint, 
 template <class J>
 void add_joint_motion(const J& joint, MotionL& m, const Pack* x) {
   for (int k = 0; k < J::NV; ++k) add_motion(s_column(joint, k), m, x[k]);
-}
-
-/// Lane-wise x > y in every lane (false for NaN).
-bool all_greater(Pack x, Pack y) {
-  bool ok = true;
-  for (int l = 0; l < W; ++l) ok &= x[l] > y[l];
-  return ok;
 }
 
 /// D^-1 of the symmetric d x d D of every lane by D = L diag(p) L^T (L unit lower), so the

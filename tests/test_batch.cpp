@@ -200,6 +200,24 @@ TEST(Batch, AgreesWithTheSingleStateLoopForAnyThreadCountAndBatchSize) {
   }
 }
 
+// The lanes reduce the angles by pi/2 themselves: every quadrant, ties between quadrants,
+// and angles past kSinCosLarge (libm lane by lane).
+TEST(Batch, AnglesOfAnySizeAndQuadrant) {
+  const Model model = build_chain(5, {Vec3::UnitZ(), Vec3(1, 2, 3)}, 3);  // axis-aligned and general axes
+  const int nv = model.nv(), B = 4 * batch_lanes();
+  States s = random_states(model, B, 11);
+  const double quarter = std::acos(-1.0) / 4.0;
+  for (int b = 0; b < B; ++b)
+    for (int k = 0; k < nv; ++k) s.Q(k, b) = quarter * (b - B / 2) + 1e-3 * k;  // near odd multiples of pi/4
+  s.Q(0, 1) = 3e5;
+  s.Q(2, B - 2) = -7.25e5;
+  s.Q(1, B / 2) = 1234.5;
+  const Reference ref = single_state_reference(model, s);
+  MatX tau = rnea_batch(model, s.Q, s.V, s.A, 1), qdd = aba_batch(model, s.Q, s.V, s.A, 1);
+  MatX M = crba_batch(model, s.Q, 1);
+  expect_agreement(model, ref, tau, qdd, M, "angles");
+}
+
 TEST(Batch, UnsupportedJointKindsRunPerStateBitForBit) {
   const Model model = build_all_joints_tree(5);  // helical, cylindrical, planar, general joints
   const int nv = model.nv(), B = 2 * batch_lanes() + 3;

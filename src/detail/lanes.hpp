@@ -8,11 +8,13 @@
 // W = 8 with AVX-512, 4 with AVX, 2 otherwise (SSE2, or the target's 128-bit vectors).
 #pragma once
 
+#include <cmath>
 #include <type_traits>
 
 #include "plucker/model/joints.hpp"
 #include "plucker/spatial.hpp"
 #include "recursion.hpp"  // unit_axis_row
+#include "sincos.hpp"     // kSinCosLarge
 
 namespace plucker::detail::lanes {
 
@@ -24,18 +26,52 @@ inline constexpr int W = 4;
 inline constexpr int W = 2;
 #endif
 
-/// One double per state (lane). GCC and clang let a vector type alias its element type, so
-/// an array of Packs may also be read and written as doubles (sincos_batch does).
+/// One double per state (lane).
 typedef double Pack __attribute__((vector_size(8 * W)));
 
 inline Pack splat(double x) { return Pack{} + x; }
 inline Pack max(Pack a, Pack b) { return a > b ? a : b; }
-/// True when the comparison mask m is set in any lane.
-template <class Mask>
-inline bool any(Mask m) {
-  bool out = false;
-  for (int l = 0; l < W; ++l) out |= m[l] != 0;
-  return out;
+/// x > y in every lane (false where either is NaN).
+inline bool all_greater(Pack x, Pack y) {
+  bool ok = true;
+  for (int l = 0; l < W; ++l) ok &= x[l] > y[l];
+  return ok;
+}
+
+/// sin and cos of W angles: sincos.hpp's method (Cody-Waite reduction by pi/2 in three
+/// parts, fdlibm's sin/cos kernels on [-pi/4, pi/4], same coefficients, within 1 ulp) written
+/// on Packs, because GCC does not vectorise sincos_batch's loop; |x| >= kSinCosLarge falls
+/// back to libm lane by lane, as there.
+inline void sincos(Pack x, Pack& sin_x, Pack& cos_x) {
+  typedef long LongPack __attribute__((vector_size(8 * W)));
+  constexpr double two_over_pi = 6.36619772367581382433e-01;
+  constexpr double pio2_1 = 1.57079632673412561417e+00, pio2_2 = 6.07710050630396597660e-11,
+                   pio2_3 = 2.02226624871116645580e-21;
+  constexpr double S1 = -1.66666666666666324348e-01, S2 = 8.33333333332248946124e-03,
+                   S3 = -1.98412698298579493134e-04, S4 = 2.75573137070700676789e-06,
+                   S5 = -2.50507602534068634195e-08, S6 = 1.58969099521155010221e-10;
+  constexpr double C1 = 4.16666666666666019037e-02, C2 = -1.38888888888741095749e-03,
+                   C3 = 2.48015872894767294178e-05, C4 = -2.75573143513906633035e-07,
+                   C5 = 2.08757232129817482790e-09, C6 = -1.13596475577881948265e-11;
+  constexpr double round_shift = 0x1.8p52;  // (t + 1.5 2^52) - 1.5 2^52 = nearest integer to t, |t| < 2^51
+  const Pack k = (x * two_over_pi + round_shift) - round_shift;
+  const Pack y = ((x - k * pio2_1) - k * pio2_2) - k * pio2_3;
+  const Pack z = y * y;
+  const Pack r = S2 + z * (S3 + z * (S4 + z * (S5 + z * S6)));
+  const Pack sin_y = y + (y * z) * (S1 + z * r);
+  const Pack rc = z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * C6)))));
+  const Pack hz = 0.5 * z;
+  const Pack w = 1.0 - hz;
+  const Pack cos_y = w + (((1.0 - w) - hz) + z * rc);
+  const LongPack q = __builtin_convertvector(k, LongPack) & 3;  // quadrant
+  const Pack sv = (q & 1) ? cos_y : sin_y, cv = (q & 1) ? sin_y : cos_y;
+  sin_x = (q & 2) ? -sv : sv;
+  cos_x = ((q + 1) & 2) ? -cv : cv;
+  for (int l = 0; l < W; ++l)
+    if (!(std::abs(x[l]) < kSinCosLarge)) {
+      sin_x[l] = std::sin(x[l]);
+      cos_x[l] = std::cos(x[l]);
+    }
 }
 
 // ---- 3-vectors and 3x3 matrices --------------------------------------------------------
