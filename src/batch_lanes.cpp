@@ -282,21 +282,14 @@ bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>&
 // ---- CRBA (crba.cpp; paper 000 §3.2, Eqs. 9-10), contiguous subtrees ------------------------
 namespace {
 
-/// Row `row` of M(q) of every lane, from column `first` on: values[c] for c < end (the
-/// subtree's columns), zero from end on (no body past the subtree supports `row`: zeros of
-/// branch-induced sparsity). With `full`, also column `row` below the diagonal (the mirror).
-/// Every entry of M is thus written once, without clearing M first.
-void write_row(double* const* Mb, Eigen::Index ld, int row, int first, int end, int nv, const Pack* values,
-               bool full) {
+/// Row `row` of M(q) of every lane, columns [first, end) (the subtree's), from values; with
+/// `full`, also its mirror in column `row` below the diagonal.
+void write_row(double* const* Mb, Eigen::Index ld, int row, int first, int end, const Pack* values, bool full) {
   for (int l = 0; l < W; ++l) {
     double* M = Mb[l];
     for (int c = first; c < end; ++c) M[c * ld + row] = values[c][l];
-    for (int c = end; c < nv; ++c) M[c * ld + row] = 0.0;
-    if (full) {
-      double* col = M + row * ld;
-      for (int c = row + 1; c < end; ++c) col[c] = values[c][l];
-      std::fill(col + std::max(row + 1, end), col + nv, 0.0);
-    }
+    if (full)
+      for (int c = row + 1; c < end; ++c) M[row * ld + c] = values[c][l];
   }
 }
 
@@ -315,10 +308,15 @@ void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>
   double* Mb[W];  // M(q_b) of each lane, column-major nv x nv
   const Eigen::Index ld = M.outerStride();
   const bool full = triangle == Triangle::Full;
+  // The entries the walk does not write are zeros of branch-induced sparsity (a row's columns
+  // past its joint's subtree) and, for Upper, the strict lower triangle. An unbranched model
+  // with Full has none: its rows and their mirrors cover M.
+  bool clear = !full;
+  for (int i = 1; i < n && !clear; ++i) clear = model.joint_nv(i) > 0 && model.subtree_v_end(i) < nv;
   for (int l = 0; l < W; ++l) {
     Mb[l] = M.col((b0 + l) * nv).data();
-    if (!full)  // Upper: the strict lower triangle is zero, but for the multi-DoF joints' diagonal blocks (below)
-      for (int col = 0; col + 1 < nv; ++col) std::fill(Mb[l] + col * ld + col + 1, Mb[l] + col * ld + nv, 0.0);
+    if (clear)
+      for (int col = 0; col < nv; ++col) std::fill_n(Mb[l] + col * ld, nv, 0.0);
   }
 
   for (int i = n - 1; i > 0; --i) {
@@ -331,7 +329,7 @@ void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>
           const SColumn h = s_column(joint, r);
           for (int col = iv; col < end; ++col) s.M_row[col] = project(h, s.F[col]);  // M_ij = h_i^T f^C_j(i)  (Eq. 10)
           // Upper keeps the lower entries of the joint's own block, as crba does.
-          write_row(Mb, ld, iv + r, full ? iv + r : iv, end, nv, s.M_row.data(), full);
+          write_row(Mb, ld, iv + r, full ? iv + r : iv, end, s.M_row.data(), full);
         }
       }
     });
