@@ -74,14 +74,21 @@ struct BatchAccess {
   /// thread takes the first). Within a range, when `lanes` is set, each full group of W
   /// states starting at b is evaluated by group(scratch, b), which returns false to have
   /// those W states evaluated one by one instead; the other states by state(data, b). The
-  /// first error (in state order) is rethrown, naming its state.
+  /// first error (in state order) is rethrown, naming its state: once a state has failed,
+  /// the threads skip the states after it, but still evaluate the ones before it.
   template <class Group, class State>
   static void for_each_state(const char* fn, const Model& model, BatchWorkspace& ws, Eigen::Index B, bool lanes,
                              const Group& group, const State& state) {
     constexpr int W = detail::lanes::W;
     for (Data& d : ws.data_) detail::check_data(model, d, fn);
     const int T = static_cast<int>(std::min<Eigen::Index>(ws.threads(), B));
-    std::atomic<bool> failed{false};
+    std::atomic<Eigen::Index> first_failed{B};  // the lowest state known to have failed
+    auto failed_before = [&](Eigen::Index b) { return first_failed.load(std::memory_order_relaxed) <= b; };
+    auto record_failure = [&](Eigen::Index b) {
+      Eigen::Index f = first_failed.load(std::memory_order_relaxed);
+      while (b < f && !first_failed.compare_exchange_weak(f, b, std::memory_order_relaxed)) {
+      }
+    };
     // States [begin, end) on thread t; throws the first error, naming its state.
     auto evaluate = [&](int t, Eigen::Index begin, Eigen::Index end) {
       Data& data = ws.data_[static_cast<std::size_t>(t)];
@@ -89,15 +96,19 @@ struct BatchAccess {
         try {
           state(data, b);
         } catch (const Error& e) {
+          record_failure(b);
           rethrow_for_state(fn, b, e);
+        } catch (...) {
+          record_failure(b);
+          throw;
         }
       };
       Eigen::Index b = begin;
       if (lanes)
-        for (; b + W <= end && !failed.load(std::memory_order_relaxed); b += W)
+        for (; b + W <= end && !failed_before(b); b += W)
           if (!group(*ws.lanes_[static_cast<std::size_t>(t)], b))
             for (int k = 0; k < W; ++k) one(b + k);
-      for (; b < end && !failed.load(std::memory_order_relaxed); ++b) one(b);
+      for (; b < end && !failed_before(b); ++b) one(b);
     };
     if (T <= 1) {
       evaluate(0, 0, B);
@@ -108,7 +119,6 @@ struct BatchAccess {
         evaluate(t, B * t / T, B * (t + 1) / T);
       } catch (...) {
         ws.errors_[static_cast<std::size_t>(t)] = std::current_exception();
-        failed = true;
       }
     };
     std::fill(ws.errors_.begin(), ws.errors_.end(), nullptr);

@@ -8,6 +8,7 @@
 // W = 8 with AVX-512, 4 with AVX, 2 otherwise (SSE2, or the target's 128-bit vectors).
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <type_traits>
 
@@ -53,8 +54,11 @@ inline void sincos(Pack x, Pack& sin_x, Pack& cos_x) {
   constexpr double C1 = 4.16666666666666019037e-02, C2 = -1.38888888888741095749e-03,
                    C3 = 2.48015872894767294178e-05, C4 = -2.75573143513906633035e-07,
                    C5 = 2.08757232129817482790e-09, C6 = -1.13596475577881948265e-11;
-  constexpr double round_shift = 0x1.8p52;  // (t + 1.5 2^52) - 1.5 2^52 = nearest integer to t, |t| < 2^51
-  const Pack k = (x * two_over_pi + round_shift) - round_shift;
+  // t + 1.5 2^52 rounds t (|t| < 2^51) to the nearest integer k, held in the low bits of the
+  // sum's representation (no float-to-integer conversion, which AVX2 lacks for 64-bit lanes).
+  constexpr double round_shift = 0x1.8p52;
+  const Pack shifted = x * two_over_pi + round_shift;
+  const Pack k = shifted - round_shift;
   const Pack y = ((x - k * pio2_1) - k * pio2_2) - k * pio2_3;
   const Pack z = y * y;
   const Pack r = S2 + z * (S3 + z * (S4 + z * (S5 + z * S6)));
@@ -63,7 +67,7 @@ inline void sincos(Pack x, Pack& sin_x, Pack& cos_x) {
   const Pack hz = 0.5 * z;
   const Pack w = 1.0 - hz;
   const Pack cos_y = w + (((1.0 - w) - hz) + z * rc);
-  const LongPack q = __builtin_convertvector(k, LongPack) & 3;  // quadrant
+  const LongPack q = std::bit_cast<LongPack>(shifted) & 3;  // quadrant, k mod 4
   const Pack sv = (q & 1) ? cos_y : sin_y, cv = (q & 1) ? sin_y : cos_y;
   sin_x = (q & 2) ? -sv : sv;
   cos_x = ((q + 1) & 2) ? -cv : cv;
