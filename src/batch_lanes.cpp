@@ -280,21 +280,10 @@ bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>&
 }
 
 // ---- CRBA (crba.cpp; paper 000 §3.2, Eqs. 9-10), contiguous subtrees ------------------------
-namespace {
-
-/// Row `row` of M(q) of every lane, columns [first, end) (the subtree's), from values; with
-/// `full`, also its mirror in column `row` below the diagonal.
-void write_row(double* const* Mb, Eigen::Index ld, int row, int first, int end, const Pack* values, bool full) {
-  for (int l = 0; l < W; ++l) {
-    double* M = Mb[l];
-    for (int c = first; c < end; ++c) M[c * ld + row] = values[c][l];
-    if (full)
-      for (int c = row + 1; c < end; ++c) M[row * ld + c] = values[c][l];
-  }
-}
-
-}  // namespace
-
+// Row `row` of M(q) has the values h^T f^C_j for the subtree's columns [iv, end) and zeros
+// past the subtree (branch-induced sparsity). Full: stored as column `row` of the lower
+// triangle (contiguous stores), then mirrored to the upper one; Upper: stored as the row, in
+// a cleared matrix (strided stores).
 void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0,
                 Triangle triangle, Eigen::Ref<MatX>& M) {
   const int n = model.nbodies(), nv = model.nv();
@@ -308,14 +297,9 @@ void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>
   double* Mb[W];  // M(q_b) of each lane, column-major nv x nv
   const Eigen::Index ld = M.outerStride();
   const bool full = triangle == Triangle::Full;
-  // The entries the walk does not write are zeros of branch-induced sparsity (a row's columns
-  // past its joint's subtree) and, for Upper, the strict lower triangle. An unbranched model
-  // with Full has none: its rows and their mirrors cover M.
-  bool clear = !full;
-  for (int i = 1; i < n && !clear; ++i) clear = model.joint_nv(i) > 0 && model.subtree_v_end(i) < nv;
   for (int l = 0; l < W; ++l) {
     Mb[l] = M.col((b0 + l) * nv).data();
-    if (clear)
+    if (!full)
       for (int col = 0; col < nv; ++col) std::fill_n(Mb[l] + col * ld, nv, 0.0);
   }
 
@@ -327,9 +311,18 @@ void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>
         for (int k = 0; k < J::NV; ++k) s.F[iv + k] = times(s.I_composite[i], s_column(joint, k));  // f^C_i = I^C_i h_i
         for (int r = 0; r < J::NV; ++r) {
           const SColumn h = s_column(joint, r);
+          const int row = iv + r;
+          const Pack* m = s.M_row.data();
           for (int col = iv; col < end; ++col) s.M_row[col] = project(h, s.F[col]);  // M_ij = h_i^T f^C_j(i)  (Eq. 10)
-          // Upper keeps the lower entries of the joint's own block, as crba does.
-          write_row(Mb, ld, iv + r, full ? iv + r : iv, end, s.M_row.data(), full);
+          for (int l = 0; l < W; ++l) {
+            if (full) {  // column `row` from the diagonal down
+              double* out = Mb[l] + row * ld;
+              for (int c = row; c < end; ++c) out[c] = m[c][l];
+              std::fill(out + end, out + nv, 0.0);
+            } else {  // the row; Upper keeps the lower entries of the joint's own block, as crba does
+              for (int c = iv; c < end; ++c) Mb[l][c * ld + row] = m[c][l];
+            }
+          }
         }
       }
     });
@@ -339,6 +332,10 @@ void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>
       for (int col = iv; col < end; ++col) s.F[col] = X.apply_inverse(s.F[col]);  // f^C_j(lambda(i))
     }
   }
+  if (full)
+    for (int l = 0; l < W; ++l)
+      for (int c = 1; c < nv; ++c)
+        for (int r = 0; r < c; ++r) Mb[l][c * ld + r] = Mb[l][r * ld + c];
 }
 
 }  // namespace plucker::detail
