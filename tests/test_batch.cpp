@@ -390,5 +390,31 @@ TEST(Batch, SingularLaneIsReportedWithItsStateAndJoint) {
   }
 }
 
+// A zoo robot with massless finger links (romeo): the lanes meet the singular joint in
+// every group; the error is the single-state aba's, for state 0.
+TEST(Batch, SingularZooRobotNamesTheSameJointAsAba) {
+  const std::string path = shared_model_path("romeo");
+  if (path.empty()) GTEST_SKIP() << "shared model romeo.urdf not found (PLUCKER_SHARED_DIR)";
+  const Model model = load_shared_model(path, RootJoint::FreeFlyer);
+  const int B = 2 * batch_lanes() + 3;
+  const States s = random_states(model, B, 5);
+  Data data(model);
+  std::string expected;
+  try {
+    aba(model, data, s.Q.col(0), s.V.col(0), s.A.col(0));
+  } catch (const SingularError& e) {
+    expected = e.what();
+  }
+  ASSERT_FALSE(expected.empty());
+  for (int threads : {1, 2}) {
+    try {
+      aba_batch(model, s.Q, s.V, s.A, threads);
+      ADD_FAILURE() << "no SingularError";
+    } catch (const SingularError& e) {
+      EXPECT_EQ(std::string(e.what()), "aba_batch: state 0: " + expected);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace plucker::test
