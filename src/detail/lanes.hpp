@@ -40,9 +40,10 @@ inline bool all_greater(Pack x, Pack y) {
 }
 
 /// sin and cos of W angles: sincos.hpp's method (Cody-Waite reduction by pi/2 in three
-/// parts, fdlibm's sin/cos kernels on [-pi/4, pi/4], same coefficients, within 1 ulp) written
-/// on Packs, because GCC does not vectorise sincos_batch's loop; |x| >= kSinCosLarge falls
-/// back to libm lane by lane, as there.
+/// parts, fdlibm's sin/cos kernels on [-pi/4, pi/4], the same constants) written on Packs,
+/// because GCC 12 leaves sincos_batch's loop scalar; |x| >= kSinCosLarge falls back to libm
+/// lane by lane, as there. (Should sincos.hpp get an explicitly SIMD kernel of its own, this
+/// should call it rather than repeat the constants.)
 inline void sincos(Pack x, Pack& sin_x, Pack& cos_x) {
   typedef long LongPack __attribute__((vector_size(8 * W)));
   constexpr double two_over_pi = 6.36619772367581382433e-01;
