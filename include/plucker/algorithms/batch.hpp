@@ -9,8 +9,10 @@
 // Every input is validated once, before any computation (sizes, finiteness, unit
 // quaternions; errors name the state and the joint). The states are then split into one
 // contiguous range per thread, and each thread evaluates its range in groups of W
-// consecutive states at once, one state per SIMD lane (W = 8 with AVX-512, 4 with AVX, else
-// 2; the same recursions as rnea/aba/crba, on W-wide vectors). Evaluated per state instead,
+// consecutive states at once, one state per SIMD lane (the same recursions as rnea/aba/crba,
+// on W-wide vectors; W = batch_lanes() is fixed by the instruction set the library is
+// compiled for: 8 with AVX-512, 4 with AVX, else 2, e.g. 2 in a default x86-64 build and 8
+// with PLUCKER_NATIVE=ON on an AVX-512 machine). Evaluated per state instead,
 // by the single-state recursions: the last (range size mod W) states of each thread's range;
 // every state of a model with a joint kind other than fixed, revolute, prismatic (axis-
 // aligned or any axis), spherical and free-flyer (i.e. helical, cylindrical, planar,
@@ -21,7 +23,8 @@
 // Results: equal to calling rnea/aba/crba on each state up to rounding, not bit for bit (the
 // lanes evaluate the same formulas in a different order, with different fused
 // multiply-adds); tests/test_batch.cpp checks a relative agreement of 1e-12 for RNEA and
-// CRBA (relative to the result's norm) and a conditioning-aware bound for ABA. A state's
+// CRBA (relative to the result's norm) and, for ABA, the forward-error bound of a solve,
+// 1e-12 cond(M) (|qdd| + |tau - c(q, v)| / |M|). A state's
 // result does not depend on its lane, only on whether it was evaluated in a group or on its
 // own, which for a given B can change with the thread count (the ranges' tails move).
 //
