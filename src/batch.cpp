@@ -1,6 +1,8 @@
 // Batched RNEA / ABA / CRBA (include/plucker/algorithms/batch.hpp): validate every state
 // once, then split the states into one contiguous range per thread; thread t evaluates its
-// range with workspace Data t by the unchecked recursions (detail/recursion.hpp).
+// range in groups of W states by the lane kernels (detail/lane_kernels.hpp) with its lane
+// scratch, and the rest state by state by the unchecked recursions (detail/recursion.hpp)
+// with workspace Data t.
 #include "plucker/algorithms/batch.hpp"
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "detail/lane_kernels.hpp"
 #include "detail/recursion.hpp"
 
 namespace plucker {
@@ -49,48 +52,73 @@ void check_states(const Model& model, const char* fn, const Eigen::Ref<const Mat
 
 }  // namespace
 
+int batch_lanes() { return detail::lanes::W; }
+
 BatchWorkspace::BatchWorkspace(const Model& model, int threads) {
   const int t = resolve_threads(threads);
   data_.reserve(static_cast<std::size_t>(t));
-  for (int k = 0; k < t; ++k) data_.emplace_back(model);
+  lanes_.reserve(static_cast<std::size_t>(t));
+  for (int k = 0; k < t; ++k) {
+    data_.emplace_back(model);
+    lanes_.push_back(std::make_unique<detail::LaneScratch>(model));
+  }
   errors_.resize(static_cast<std::size_t>(t));
 }
 
+BatchWorkspace::~BatchWorkspace() = default;
+BatchWorkspace::BatchWorkspace(BatchWorkspace&&) noexcept = default;
+BatchWorkspace& BatchWorkspace::operator=(BatchWorkspace&&) noexcept = default;
+
 struct BatchAccess {
-  /// Runs kernel(data, b) for b = 0..B-1, state ranges split evenly over the threads; the
-  /// calling thread takes the first range. The first error (in state order) is rethrown.
-  template <class Kernel>
-  static void for_each_state(const char* fn, const Model& model, BatchWorkspace& ws, Eigen::Index B,
-                             const Kernel& kernel) {
+  /// Evaluates states 0..B-1, split evenly over the threads in contiguous ranges (the calling
+  /// thread takes the first). Within a range, when `lanes` is set, each full group of W
+  /// states starting at b is evaluated by group(scratch, b), which returns false to have
+  /// those W states evaluated one by one instead; the other states by state(data, b). The
+  /// first error (in state order) is rethrown, naming its state: once a state has failed,
+  /// the threads skip the states after it, but still evaluate the ones before it.
+  template <class Group, class State>
+  static void for_each_state(const char* fn, const Model& model, BatchWorkspace& ws, Eigen::Index B, bool lanes,
+                             const Group& group, const State& state) {
+    constexpr int W = detail::lanes::W;
     for (Data& d : ws.data_) detail::check_data(model, d, fn);
     const int T = static_cast<int>(std::min<Eigen::Index>(ws.threads(), B));
-    if (T <= 1) {
-      for (Eigen::Index b = 0; b < B; ++b) {
-        try {
-          kernel(ws.data_[0], b);
-        } catch (const Error& e) {
-          rethrow_for_state(fn, b, e);
-        }
+    std::atomic<Eigen::Index> first_failed{B};  // the lowest state known to have failed
+    auto failed_before = [&](Eigen::Index b) { return first_failed.load(std::memory_order_relaxed) <= b; };
+    auto record_failure = [&](Eigen::Index b) {
+      Eigen::Index f = first_failed.load(std::memory_order_relaxed);
+      while (b < f && !first_failed.compare_exchange_weak(f, b, std::memory_order_relaxed)) {
       }
+    };
+    // States [begin, end) on thread t; throws the first error, naming its state.
+    auto evaluate = [&](int t, Eigen::Index begin, Eigen::Index end) {
+      Data& data = ws.data_[static_cast<std::size_t>(t)];
+      auto one = [&](Eigen::Index b) {
+        try {
+          state(data, b);
+        } catch (const Error& e) {
+          record_failure(b);
+          rethrow_for_state(fn, b, e);
+        } catch (...) {
+          record_failure(b);
+          throw;
+        }
+      };
+      Eigen::Index b = begin;
+      if (lanes)
+        for (; b + W <= end && !failed_before(b); b += W)
+          if (!group(*ws.lanes_[static_cast<std::size_t>(t)], b))
+            for (int k = 0; k < W; ++k) one(b + k);
+      for (; b < end && !failed_before(b); ++b) one(b);
+    };
+    if (T <= 1) {
+      evaluate(0, 0, B);
       return;
     }
-    std::atomic<bool> failed{false};
     auto run_range = [&](int t) {
-      const Eigen::Index begin = B * t / T, end = B * (t + 1) / T;
-      for (Eigen::Index b = begin; b < end && !failed.load(std::memory_order_relaxed); ++b) {
-        try {
-          kernel(ws.data_[static_cast<std::size_t>(t)], b);
-        } catch (const Error& e) {
-          try {
-            rethrow_for_state(fn, b, e);
-          } catch (...) {
-            ws.errors_[static_cast<std::size_t>(t)] = std::current_exception();
-          }
-          failed = true;
-        } catch (...) {
-          ws.errors_[static_cast<std::size_t>(t)] = std::current_exception();
-          failed = true;
-        }
+      try {
+        evaluate(t, B * t / T, B * (t + 1) / T);
+      } catch (...) {
+        ws.errors_[static_cast<std::size_t>(t)] = std::current_exception();
       }
     };
     std::fill(ws.errors_.begin(), ws.errors_.end(), nullptr);
@@ -114,10 +142,16 @@ void rnea_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<
   check_batch_sizes(fn, "A", A, model.nv(), "nv x B", B);
   check_batch_sizes(fn, "Tau (output)", Tau, model.nv(), "nv x B", B);
   check_states(model, fn, Q, &V, &A, "a");
-  BatchAccess::for_each_state(fn, model, workspace, B, [&](Data& data, Eigen::Index b) {
-    detail::rnea_unchecked(model, data, Q.col(b).data(), V.col(b).data(), A.col(b).data());
-    Tau.col(b) = data.tau;
-  });
+  BatchAccess::for_each_state(
+      fn, model, workspace, B, detail::lanes_supported(model),
+      [&](detail::LaneScratch& s, Eigen::Index b) {
+        detail::rnea_lanes(model, s, Q, V, A, b, Tau);
+        return true;
+      },
+      [&](Data& data, Eigen::Index b) {
+        detail::rnea_unchecked(model, data, Q.col(b).data(), V.col(b).data(), A.col(b).data());
+        Tau.col(b) = data.tau;
+      });
 }
 
 void aba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
@@ -129,10 +163,13 @@ void aba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<c
   check_batch_sizes(fn, "Tau", Tau, model.nv(), "nv x B", B);
   check_batch_sizes(fn, "Qdd (output)", Qdd, model.nv(), "nv x B", B);
   check_states(model, fn, Q, &V, &Tau, "tau");
-  BatchAccess::for_each_state(fn, model, workspace, B, [&](Data& data, Eigen::Index b) {
-    detail::aba_unchecked(model, data, Q.col(b).data(), V.col(b).data(), Tau.col(b).data());
-    Qdd.col(b) = data.qdd;
-  });
+  BatchAccess::for_each_state(
+      fn, model, workspace, B, detail::lanes_supported(model),
+      [&](detail::LaneScratch& s, Eigen::Index b) { return detail::aba_lanes(model, s, Q, V, Tau, b, Qdd); },
+      [&](Data& data, Eigen::Index b) {
+        detail::aba_unchecked(model, data, Q.col(b).data(), V.col(b).data(), Tau.col(b).data());
+        Qdd.col(b) = data.qdd;
+      });
 }
 
 void crba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q, Eigen::Ref<MatX> M,
@@ -145,10 +182,16 @@ void crba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<
                           std::to_string(M.cols()) + ", expected nv x (nv B) = " + std::to_string(nv) + " x " +
                           std::to_string(nv * B));
   check_states(model, fn, Q, nullptr, nullptr, nullptr);
-  BatchAccess::for_each_state(fn, model, workspace, B, [&](Data& data, Eigen::Index b) {
-    detail::crba_unchecked(model, data, Q.col(b).data(), triangle);
-    M.middleCols(b * nv, nv) = data.M;
-  });
+  BatchAccess::for_each_state(
+      fn, model, workspace, B, detail::crba_lanes_supported(model),
+      [&](detail::LaneScratch& s, Eigen::Index b) {
+        detail::crba_lanes(model, s, Q, b, triangle, M);
+        return true;
+      },
+      [&](Data& data, Eigen::Index b) {
+        detail::crba_unchecked(model, data, Q.col(b).data(), triangle);
+        M.middleCols(b * nv, nv) = data.M;
+      });
 }
 
 MatX rnea_batch(const Model& model, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,

@@ -7,13 +7,33 @@
 // this memory layout: it can be mapped without a copy.)
 //
 // Every input is validated once, before any computation (sizes, finiteness, unit
-// quaternions; errors name the state and the joint). The states are then evaluated by the
-// unchecked recursions, the b-th state by one thread's Data of a BatchWorkspace: reuse the
-// workspace across calls and the per-state path allocates nothing. Results are identical
-// (bit for bit) to calling rnea/aba/crba on each state in turn, whatever the thread count.
+// quaternions; errors name the state and the joint). The states are then split into one
+// contiguous range per thread, and each thread evaluates its range in groups of W
+// consecutive states at once, one state per SIMD lane (the same recursions as rnea/aba/crba,
+// on W-wide vectors; W = batch_lanes() is fixed by the instruction set the library is
+// compiled for: 8 with AVX-512, 4 with AVX, else 2, e.g. 2 in a default x86-64 build and 8
+// with PLUCKER_NATIVE=ON on an AVX-512 machine). Evaluated per state instead,
+// by the single-state recursions: the last (range size mod W) states of each thread's range;
+// every state of a model with a joint kind other than fixed, revolute, prismatic (axis-
+// aligned or any axis), spherical and free-flyer (i.e. helical, cylindrical, planar,
+// general); the CRBA of a model whose subtrees are not numbered contiguously; and a group of
+// W states in which the ABA meets a singular articulated inertia (so the SingularError names
+// the first failing state and its joint, as aba does).
+//
+// Results: equal to calling rnea/aba/crba on each state up to rounding, not bit for bit (the
+// lanes evaluate the same formulas in a different order, with different fused
+// multiply-adds); tests/test_batch.cpp checks a relative agreement of 1e-12 for RNEA and
+// CRBA (relative to the result's norm) and, for ABA, the forward-error bound of a solve,
+// 1e-12 cond(M) (|qdd| + |tau - c(q, v)| / |M|). A state's
+// result does not depend on its lane, only on whether it was evaluated in a group or on its
+// own, which for a given B can change with the thread count (the ranges' tails move).
+//
+// Reuse the workspace across calls: it holds each thread's Data and lane scratch, so a warm
+// batched call allocates nothing on one thread.
 #pragma once
 
 #include <exception>
+#include <memory>
 #include <vector>
 
 #include "plucker/algorithms/crba.hpp"
@@ -21,11 +41,24 @@
 
 namespace plucker {
 
-/// One Data per thread, made once for a model. threads = 0: std::thread::hardware_concurrency().
-/// A workspace is not itself thread-safe: one batched call at a time per workspace.
+namespace detail {
+struct LaneScratch;
+}
+
+/// W, the number of states the batched functions evaluate at once (8, 4 or 2, by the
+/// instruction set the library was compiled for). Batches of a multiple of W states per
+/// thread avoid the per-state tails.
+int batch_lanes();
+
+/// One Data and one lane scratch per thread, made once for a model. threads = 0:
+/// std::thread::hardware_concurrency(). A workspace is not itself thread-safe: one batched
+/// call at a time per workspace. Movable, not copyable.
 class BatchWorkspace {
  public:
   explicit BatchWorkspace(const Model& model, int threads = 0);
+  ~BatchWorkspace();
+  BatchWorkspace(BatchWorkspace&&) noexcept;
+  BatchWorkspace& operator=(BatchWorkspace&&) noexcept;
 
   int threads() const { return static_cast<int>(data_.size()); }
   Data& data(int thread) { return data_[static_cast<std::size_t>(thread)]; }
@@ -33,6 +66,7 @@ class BatchWorkspace {
  private:
   friend struct BatchAccess;
   std::vector<Data> data_;
+  std::vector<std::unique_ptr<detail::LaneScratch>> lanes_;  ///< per thread (lane_kernels.hpp)
   std::vector<std::exception_ptr> errors_;  ///< per thread, the first error it met
 };
 

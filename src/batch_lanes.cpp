@@ -1,0 +1,341 @@
+// RNEA, ABA and CRBA over W states at once, one state per SIMD lane (detail/lanes.hpp): the
+// recursions of rnea.cpp, aba.cpp and crba.cpp line for line, every scalar replaced by a Pack
+// of W values. The joint kinds are dispatched once per body for the whole group of states.
+#include <algorithm>
+#include <type_traits>
+
+#include "detail/checks.hpp"
+#include "detail/lane_kernels.hpp"
+
+namespace plucker::detail {
+
+using namespace lanes;
+
+LaneScratch::LaneScratch(const Model& model) {
+  const auto n = static_cast<std::size_t>(model.nbodies()), nq = static_cast<std::size_t>(model.nq()),
+             nv = static_cast<std::size_t>(model.nv());
+  q.resize(nq);
+  sin_q.resize(nq);
+  cos_q.resize(nq);
+  qd.resize(nv);
+  x.resize(nv);
+  out.resize(nv);
+  X_up.resize(n);
+  v.resize(n);
+  a.resize(n);
+  c.resize(n);
+  f.resize(n);
+  I_articulated.resize(n);
+  U.resize(nv);
+  D_inv.resize(6 * nv);
+  u.resize(nv);
+  I_composite.resize(n);
+  F.resize(nv);
+  M_row.resize(nv);
+}
+
+bool lanes_supported(const Model& model) {
+  for (int i = 1; i < model.nbodies(); ++i)
+    if (!visit_joint(model.joint(i), [](const auto& joint) { return supported<std::decay_t<decltype(joint)>>; }))
+      return false;
+  return true;
+}
+
+bool crba_lanes_supported(const Model& model) { return lanes_supported(model) && model.has_contiguous_subtrees(); }
+
+namespace {
+
+/// out[k][l] = X(k, b0 + l): W columns of a state matrix as one Pack per row (SoA).
+void gather(const Eigen::Ref<const MatX>& X, Eigen::Index b0, Pack* out) {
+  for (int l = 0; l < W; ++l) {
+    const double* col = X.col(b0 + l).data();
+    for (Eigen::Index k = 0; k < X.rows(); ++k) out[k][l] = col[k];
+  }
+}
+
+/// X(k, b0 + l) = in[k][l].
+void scatter(const Pack* in, Eigen::Index b0, Eigen::Ref<MatX>& X) {
+  for (int l = 0; l < W; ++l) {
+    double* col = X.col(b0 + l).data();
+    for (Eigen::Index k = 0; k < X.rows(); ++k) col[k] = in[k][l];
+  }
+}
+
+/// q of the W states, and sin/cos of all their coordinates (as evaluate_sincos does for one).
+void load_configurations(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0) {
+  gather(Q, b0, s.q.data());
+  for (int k = 0; k < model.nq(); ++k) lanes::sincos(s.q[k], s.sin_q[k], s.cos_q[k]);
+}
+
+/// X_up[i] = X_J(q_i) X_tree(i) for every lane.
+template <class J>
+const XformL& compose_joint(const Model& model, LaneScratch& s, const J& joint, int i) {
+  const int iq = model.idx_q(i);
+  return s.X_up[i] =
+             compose(joint, s.q.data() + iq, s.sin_q.data() + iq, s.cos_q.data() + iq, model.X_tree(i));
+}
+
+/// m += S x for the joint's nv values x[0..nv) (Eqs. 3-4).
+template <class J>
+void add_joint_motion(const J& joint, MotionL& m, const Pack* x) {
+  for (int k = 0; k < J::NV; ++k) add_motion(s_column(joint, k), m, x[k]);
+}
+
+/// D^-1 of the symmetric d x d D of every lane by D = L diag(p) L^T (L unit lower), so the
+/// pivots p_k are those of the scalar ABA's Cholesky factor (squared diagonal). False when a
+/// pivot of some lane is not above kSingularPivot * scale.
+template <int d>
+bool invert_spd(const Pack (&D)[d][d], Pack scale, Pack* Dinv) {
+  const Pack threshold = kSingularPivot * scale;
+  if constexpr (d == 1) {
+    if (!all_greater(D[0][0], threshold)) return false;
+    Dinv[0] = 1.0 / D[0][0];
+    return true;
+  } else {
+    Pack L[d][d], pivot[d], p_inv[d];
+    for (int j = 0; j < d; ++j) {
+      pivot[j] = D[j][j];
+      for (int k = 0; k < j; ++k) pivot[j] -= L[j][k] * L[j][k] * pivot[k];
+      if (!all_greater(pivot[j], threshold)) return false;
+      p_inv[j] = 1.0 / pivot[j];
+      for (int i = j + 1; i < d; ++i) {
+        Pack s = D[i][j];
+        for (int k = 0; k < j; ++k) s -= L[i][k] * L[j][k] * pivot[k];
+        L[i][j] = s * p_inv[j];
+      }
+    }
+    // L^-1 (unit lower), then D^-1 = L^-T diag(1/p) L^-1.
+    Pack Li[d][d];
+    for (int j = 0; j < d; ++j) {
+      for (int i = 0; i < j; ++i) Li[i][j] = Pack{};
+      Li[j][j] = splat(1.0);
+      for (int i = j + 1; i < d; ++i) {
+        Pack s = -L[i][j];
+        for (int k = j + 1; k < i; ++k) s -= L[i][k] * Li[k][j];
+        Li[i][j] = s;
+      }
+    }
+    for (int r = 0; r < d; ++r)
+      for (int c = r; c < d; ++c) {
+        Pack s = Li[c][r] * p_inv[c] * Li[c][c];
+        for (int k = c + 1; k < d; ++k) s += Li[k][r] * p_inv[k] * Li[k][c];
+        Dinv[r * d + c] = Dinv[c * d + r] = s;
+      }
+    return true;
+  }
+}
+
+}  // namespace
+
+// ---- RNEA (rnea.cpp; paper 000 §3.1) -----------------------------------------------------
+void rnea_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,
+                const Eigen::Ref<const MatX>& A, Eigen::Index b0, Eigen::Ref<MatX>& Tau) {
+  const int n = model.nbodies();
+  load_configurations(model, s, Q, b0);
+  gather(V, b0, s.qd.data());
+  gather(A, b0, s.x.data());
+  s.v[0] = MotionL::zero();
+  s.a[0] = {V3::zero(), V3::splat(-model.gravity())};  // a_0 = -g
+
+  for (int i = 1; i < n; ++i) {
+    const int p = model.parent(i), iv = model.idx_v(i);
+    visit_joint(model.joint(i), [&](const auto& joint) {
+      using J = std::decay_t<decltype(joint)>;
+      if constexpr (supported<J>) {
+        const XformL& X = compose_joint(model, s, joint, i);
+        MotionL v = X.apply(s.v[p]);
+        add_joint_motion(joint, v, s.qd.data() + iv);                                  // Eq. 3
+        MotionL a = X.apply(s.a[p]) + velocity_product(joint, v, s.qd.data() + iv);    // Eq. 4, v x h qd
+        add_joint_motion(joint, a, s.x.data() + iv);                                   // Eq. 4, h qdd
+        s.v[i] = v;
+        s.a[i] = a;
+      }
+    });
+    const RigidBodyInertia& I = model.inertia(i);
+    s.f[i] = mul(I, s.a[i]) + cross(s.v[i], mul(I, s.v[i]));  // Eq. 5
+  }
+
+  for (int i = n - 1; i > 0; --i) {
+    const int p = model.parent(i), iv = model.idx_v(i);
+    visit_joint(model.joint(i), [&](const auto& joint) {
+      using J = std::decay_t<decltype(joint)>;
+      if constexpr (supported<J>)
+        for (int k = 0; k < J::NV; ++k) s.out[iv + k] = project(s_column(joint, k), s.f[i]);  // Eq. 8
+    });
+    if (p > 0) s.f[p] += s.X_up[i].apply_inverse(s.f[i]);  // Eq. 7
+  }
+  scatter(s.out.data(), b0, Tau);
+}
+
+// ---- ABA (aba.cpp; paper 000 §3.3, paper 002 Eqs. 45-46, 60) ------------------------------
+bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,
+               const Eigen::Ref<const MatX>& Tau, Eigen::Index b0, Eigen::Ref<MatX>& Qdd) {
+  const int n = model.nbodies();
+  load_configurations(model, s, Q, b0);
+  gather(V, b0, s.qd.data());
+  gather(Tau, b0, s.x.data());
+  s.v[0] = MotionL::zero();
+
+  // Pass 1: v_i, c_i = v_i x h_i qd_i, I^A_i = I_i, p^A_i = v_i x* I_i v_i.
+  for (int i = 1; i < n; ++i) {
+    const int p = model.parent(i), iv = model.idx_v(i);
+    visit_joint(model.joint(i), [&](const auto& joint) {
+      using J = std::decay_t<decltype(joint)>;
+      if constexpr (supported<J>) {
+        const XformL& X = compose_joint(model, s, joint, i);
+        MotionL v = X.apply(s.v[p]);
+        add_joint_motion(joint, v, s.qd.data() + iv);
+        s.c[i] = velocity_product(joint, v, s.qd.data() + iv);
+        s.v[i] = v;
+      }
+    });
+    const RigidBodyInertia& I = model.inertia(i);
+    s.I_articulated[i] = Sym6L::splat(I);
+    s.f[i] = cross(s.v[i], mul(I, s.v[i]));
+  }
+
+  // Pass 2 (inward).
+  bool regular = true;
+  for (int i = n - 1; i > 0 && regular; --i) {
+    const int p = model.parent(i), iv = model.idx_v(i);
+    visit_joint(model.joint(i), [&](const auto& joint) {
+      using J = std::decay_t<decltype(joint)>;
+      if constexpr (supported<J>) {
+        constexpr int d = J::NV;
+        Sym6L& IA = s.I_articulated[i];
+        const XformL& X = s.X_up[i];
+        if constexpr (d == 0) {
+          if (p > 0) {
+            IA.add_transformed_inverse_to(X, s.I_articulated[p]);
+            s.f[p] += X.apply_inverse(s.f[i] + IA * s.c[i]);
+          }
+        } else {
+          ForceL* U = s.U.data() + iv;
+          Pack D[d][d];
+          for (int k = 0; k < d; ++k) U[k] = times(IA, s_column(joint, k));  // U_i = I^A_i h_i
+          for (int r = 0; r < d; ++r)
+            for (int k = 0; k < d; ++k) D[r][k] = project(s_column(joint, r), U[k]);  // D_i = h_i^T U_i
+          for (int r = 0; r < d; ++r) s.u[iv + r] = s.x[iv + r] - project(s_column(joint, r), s.f[i]);
+          Pack scale = IA.m[0][0];
+          for (int k = 1; k < 6; ++k) scale = max(scale, IA.m[k][k]);
+          Pack* Dinv = s.D_inv.data() + 6 * iv;
+          if (!invert_spd<d>(D, scale, Dinv)) {
+            regular = false;
+            return;
+          }
+          if (p > 0) {
+            ForceL UDinv[d];  // U D^-1
+            for (int k = 0; k < d; ++k) {
+              UDinv[k] = ForceL::zero();
+              for (int j = 0; j < d; ++j) {
+                const Pack w = Dinv[j * d + k];
+                UDinv[k].ang += U[j].ang * w;
+                UDinv[k].lin += U[j].lin * w;
+              }
+            }
+            for (int r = 0; r < 6; ++r)  // I^a = I^A - U D^-1 U^T   (Eq. 12)
+              for (int col = 0; col < 6; ++col)
+                for (int k = 0; k < d; ++k) IA.m[r][col] -= UDinv[k].at(r) * U[k].at(col);
+            ForceL pa = s.f[i] + IA * s.c[i];  // p^a = p^A + I^a c + U D^-1 u   (Eq. 12-13)
+            for (int k = 0; k < d; ++k) {
+              pa.ang += UDinv[k].ang * s.u[iv + k];
+              pa.lin += UDinv[k].lin * s.u[iv + k];
+            }
+            IA.add_transformed_inverse_to(X, s.I_articulated[p]);
+            s.f[p] += X.apply_inverse(pa);
+          }
+        }
+      }
+    });
+  }
+  if (!regular) return false;
+
+  // Pass 3 (outward): a' = iX_p a_p + c_i, qdd_i = D^-1 (u_i - U_i^T a'), a_i = a' + h_i qdd_i.
+  s.a[0] = {V3::zero(), V3::splat(-model.gravity())};
+  for (int i = 1; i < n; ++i) {
+    const int p = model.parent(i), iv = model.idx_v(i);
+    visit_joint(model.joint(i), [&](const auto& joint) {
+      using J = std::decay_t<decltype(joint)>;
+      if constexpr (supported<J>) {
+        constexpr int d = J::NV;
+        MotionL a = s.X_up[i].apply(s.a[p]) + s.c[i];
+        if constexpr (d > 0) {
+          const ForceL* U = s.U.data() + iv;
+          const Pack* Dinv = s.D_inv.data() + 6 * iv;
+          Pack rhs[d];
+          for (int k = 0; k < d; ++k) rhs[k] = s.u[iv + k] - (dot(U[k].ang, a.ang) + dot(U[k].lin, a.lin));
+          for (int r = 0; r < d; ++r) {
+            Pack qdd = Dinv[r * d] * rhs[0];
+            for (int k = 1; k < d; ++k) qdd += Dinv[r * d + k] * rhs[k];
+            s.out[iv + r] = qdd;  // Eq. 14
+          }
+          add_joint_motion(joint, a, s.out.data() + iv);
+        }
+        s.a[i] = a;
+      }
+    });
+  }
+  scatter(s.out.data(), b0, Qdd);
+  return true;
+}
+
+// ---- CRBA (crba.cpp; paper 000 §3.2, Eqs. 9-10), contiguous subtrees ------------------------
+// Row `row` of M(q) has the values h^T f^C_j for the subtree's columns [iv, end) and zeros
+// past the subtree (branch-induced sparsity). Full: stored as column `row` of the lower
+// triangle (contiguous stores), then mirrored to the upper one; Upper: stored as the row, in
+// a cleared matrix (strided stores).
+void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0,
+                Triangle triangle, Eigen::Ref<MatX>& M) {
+  const int n = model.nbodies(), nv = model.nv();
+  load_configurations(model, s, Q, b0);
+  for (int i = 1; i < n; ++i) {
+    visit_joint(model.joint(i), [&](const auto& joint) {
+      if constexpr (supported<std::decay_t<decltype(joint)>>) compose_joint(model, s, joint, i);
+    });
+    s.I_composite[i] = InertiaL::splat(model.inertia(i));  // I^C_i = I_i, then Eq. 9 below
+  }
+  double* Mb[W];  // M(q_b) of each lane, column-major nv x nv
+  const Eigen::Index ld = M.outerStride();
+  const bool full = triangle == Triangle::Full;
+  for (int l = 0; l < W; ++l) {
+    Mb[l] = M.col((b0 + l) * nv).data();
+    if (!full)
+      for (int col = 0; col < nv; ++col) std::fill_n(Mb[l] + col * ld, nv, 0.0);
+  }
+
+  for (int i = n - 1; i > 0; --i) {
+    const int p = model.parent(i), iv = model.idx_v(i), end = model.subtree_v_end(i);
+    visit_joint(model.joint(i), [&](const auto& joint) {
+      using J = std::decay_t<decltype(joint)>;
+      if constexpr (supported<J>) {
+        for (int k = 0; k < J::NV; ++k) s.F[iv + k] = times(s.I_composite[i], s_column(joint, k));  // f^C_i = I^C_i h_i
+        for (int r = 0; r < J::NV; ++r) {
+          const SColumn h = s_column(joint, r);
+          const int row = iv + r;
+          const Pack* m = s.M_row.data();
+          for (int col = iv; col < end; ++col) s.M_row[col] = project(h, s.F[col]);  // M_ij = h_i^T f^C_j(i)  (Eq. 10)
+          for (int l = 0; l < W; ++l) {
+            if (full) {  // column `row` from the diagonal down
+              double* out = Mb[l] + row * ld;
+              for (int c = row; c < end; ++c) out[c] = m[c][l];
+              std::fill(out + end, out + nv, 0.0);
+            } else {  // the row; Upper keeps the lower entries of the joint's own block, as crba does
+              for (int c = iv; c < end; ++c) Mb[l][c * ld + row] = m[c][l];
+            }
+          }
+        }
+      }
+    });
+    if (p > 0) {
+      const XformL& X = s.X_up[i];
+      s.I_composite[i].add_transformed_inverse_to(X, s.I_composite[p]);           // Eq. 9
+      for (int col = iv; col < end; ++col) s.F[col] = X.apply_inverse(s.F[col]);  // f^C_j(lambda(i))
+    }
+  }
+  if (full)
+    for (int l = 0; l < W; ++l)
+      for (int c = 1; c < nv; ++c)
+        for (int r = 0; r < c; ++r) Mb[l][c * ld + r] = Mb[l][r * ld + c];
+}
+
+}  // namespace plucker::detail

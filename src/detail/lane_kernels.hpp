@@ -1,0 +1,50 @@
+// The batched recursions over W states at once (one state per SIMD lane, lanes.hpp), used by
+// batch.cpp for every full group of W consecutive states of a model whose joints are all of
+// the kinds lanes::supported lists. Bodies in batch_lanes.cpp.
+#pragma once
+
+#include <vector>
+
+#include "lanes.hpp"
+#include "plucker/algorithms/crba.hpp"
+#include "plucker/model/model.hpp"
+
+namespace plucker::detail {
+
+/// Per-thread scratch of the lane kernels, sized for a model at construction (so that a warm
+/// batched call allocates nothing). Everything is indexed as in Data.
+struct LaneScratch {
+  explicit LaneScratch(const Model& model);
+
+  std::vector<lanes::Pack> q, sin_q, cos_q;  ///< nq: the W states' coordinates, sin, cos
+  std::vector<lanes::Pack> qd, x;            ///< nv: velocities; accelerations or torques
+  std::vector<lanes::Pack> out;              ///< nv: tau (RNEA) or qdd (ABA)
+  std::vector<lanes::XformL> X_up;           ///< i_X_lambda(i)
+  std::vector<lanes::MotionL> v, a, c;       ///< velocities, accelerations, v_i x h_i qd_i
+  std::vector<lanes::ForceL> f;              ///< RNEA: f_i;  ABA: p^A_i
+  std::vector<lanes::Sym6L> I_articulated;   ///< ABA: I^A_i
+  std::vector<lanes::ForceL> U;              ///< ABA: U = I^A S, one column per velocity
+  std::vector<lanes::Pack> D_inv;            ///< ABA: joint i's d x d D^-1 at 6 idx_v(i)
+  std::vector<lanes::Pack> u;                ///< ABA: u = tau - S^T p^A
+  std::vector<lanes::InertiaL> I_composite;  ///< CRBA: I^C_i
+  std::vector<lanes::ForceL> F;              ///< CRBA: f^C_j, one column per velocity
+  std::vector<lanes::Pack> M_row;            ///< CRBA: the row of M being written
+};
+
+/// True when every joint of the model has a lane kernel.
+bool lanes_supported(const Model& model);
+/// ... and, for the CRBA, the subtrees occupy contiguous velocity ranges (Model::has_contiguous_subtrees).
+bool crba_lanes_supported(const Model& model);
+
+// The recursions for states b0 .. b0 + W - 1 (columns of Q, V, ...), inputs validated.
+void rnea_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,
+                const Eigen::Ref<const MatX>& A, Eigen::Index b0, Eigen::Ref<MatX>& Tau);
+/// False (and Qdd untouched) when the articulated inertia of some joint is singular in some lane:
+/// the caller then evaluates those states one by one, which names the joint.
+bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,
+               const Eigen::Ref<const MatX>& Tau, Eigen::Index b0, Eigen::Ref<MatX>& Qdd);
+/// M(q_b) into columns [b nv, (b + 1) nv) of M, the same entries as crba(q_b, triangle) writes.
+void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0,
+                Triangle triangle, Eigen::Ref<MatX>& M);
+
+}  // namespace plucker::detail
