@@ -8,24 +8,17 @@
 // W = 8 with AVX-512, 4 with AVX, 2 otherwise (SSE2, or the target's 128-bit vectors).
 #pragma once
 
-#include <bit>
 #include <cmath>
 #include <type_traits>
 
 #include "plucker/model/joints.hpp"
 #include "plucker/spatial.hpp"
 #include "recursion.hpp"  // unit_axis_row
-#include "sincos.hpp"     // kSinCosLarge
+#include "sincos.hpp"     // the SIMD sin/cos kernel, its lane count
 
 namespace plucker::detail::lanes {
 
-#if defined(__AVX512F__)
-inline constexpr int W = 8;
-#elif defined(__AVX__)
-inline constexpr int W = 4;
-#else
-inline constexpr int W = 2;
-#endif
+inline constexpr int W = kSinCosLanes;  // 8 with AVX-512, 4 with AVX, else 2 (sincos.hpp)
 
 /// One double per state (lane).
 typedef double Pack __attribute__((vector_size(8 * W)));
@@ -39,39 +32,10 @@ inline bool all_greater(Pack x, Pack y) {
   return ok;
 }
 
-/// sin and cos of W angles: sincos.hpp's method (Cody-Waite reduction by pi/2 in three
-/// parts, fdlibm's sin/cos kernels on [-pi/4, pi/4], the same constants) written on Packs,
-/// because GCC 12 leaves sincos_batch's loop scalar; |x| >= kSinCosLarge falls back to libm
-/// lane by lane, as there. (Should sincos.hpp get an explicitly SIMD kernel of its own, this
-/// should call it rather than repeat the constants.)
+/// sin and cos of W angles by sincos.hpp's SIMD kernel; |x| >= kSinCosLarge or non-finite x
+/// fall back to libm lane by lane, as there.
 inline void sincos(Pack x, Pack& sin_x, Pack& cos_x) {
-  typedef long LongPack __attribute__((vector_size(8 * W)));
-  constexpr double two_over_pi = 6.36619772367581382433e-01;
-  constexpr double pio2_1 = 1.57079632673412561417e+00, pio2_2 = 6.07710050630396597660e-11,
-                   pio2_3 = 2.02226624871116645580e-21;
-  constexpr double S1 = -1.66666666666666324348e-01, S2 = 8.33333333332248946124e-03,
-                   S3 = -1.98412698298579493134e-04, S4 = 2.75573137070700676789e-06,
-                   S5 = -2.50507602534068634195e-08, S6 = 1.58969099521155010221e-10;
-  constexpr double C1 = 4.16666666666666019037e-02, C2 = -1.38888888888741095749e-03,
-                   C3 = 2.48015872894767294178e-05, C4 = -2.75573143513906633035e-07,
-                   C5 = 2.08757232129817482790e-09, C6 = -1.13596475577881948265e-11;
-  // t + 1.5 2^52 rounds t (|t| < 2^51) to the nearest integer k, held in the low bits of the
-  // sum's representation (no float-to-integer conversion, which AVX2 lacks for 64-bit lanes).
-  constexpr double round_shift = 0x1.8p52;
-  const Pack shifted = x * two_over_pi + round_shift;
-  const Pack k = shifted - round_shift;
-  const Pack y = ((x - k * pio2_1) - k * pio2_2) - k * pio2_3;
-  const Pack z = y * y;
-  const Pack r = S2 + z * (S3 + z * (S4 + z * (S5 + z * S6)));
-  const Pack sin_y = y + (y * z) * (S1 + z * r);
-  const Pack rc = z * (C1 + z * (C2 + z * (C3 + z * (C4 + z * (C5 + z * C6)))));
-  const Pack hz = 0.5 * z;
-  const Pack w = 1.0 - hz;
-  const Pack cos_y = w + (((1.0 - w) - hz) + z * rc);
-  const LongPack q = std::bit_cast<LongPack>(shifted) & 3;  // quadrant, k mod 4
-  const Pack sv = (q & 1) ? cos_y : sin_y, cv = (q & 1) ? sin_y : cos_y;
-  sin_x = (q & 2) ? -sv : sv;
-  cos_x = ((q + 1) & 2) ? -cv : cv;
+  sincos_lanes::kernel(x, sin_x, cos_x);
   for (int l = 0; l < W; ++l)
     if (!(std::abs(x[l]) < kSinCosLarge)) {
       sin_x[l] = std::sin(x[l]);
