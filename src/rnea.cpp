@@ -23,14 +23,20 @@ void rnea_impl(const Model& model, Data& data, const double* q, const double* v,
     const int p = model.parent(i);
     detail::visit_joint(model.joint(i), [&](const auto& joint) {
       const Transform& X = data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
+      // Children of the base: v_0 = 0 and a_0 = -g (linear), so X v_0 vanishes and X a_0 = (0, E a_0).
+      const bool on_base = p == 0;
+      const Motion a_p = on_base ? Motion(Vec3::Zero(), X.E * data.a[0].linear) : X.apply(data.a[p]);
       if constexpr (WithVelocity) {
         const double* qd = v + model.idx_v(i);
-        data.v[i] = X.apply(data.v[p]);
-        detail::add_joint_motion(joint, data.v[i], qd);                                    // Eq. 3
-        data.a[i] = X.apply(data.a[p]) + detail::velocity_product(joint, data.v[i], qd);  // Eq. 4, v x h qd
+        if (on_base)
+          data.v[i].setZero();
+        else
+          data.v[i] = X.apply(data.v[p]);
+        detail::add_joint_motion(joint, data.v[i], qd);                         // Eq. 3
+        data.a[i] = a_p + detail::velocity_product(joint, data.v[i], qd);  // Eq. 4, v x h qd
       } else {
         data.v[i].setZero();
-        data.a[i] = X.apply(data.a[p]);
+        data.a[i] = a_p;
       }
       if constexpr (WithAcceleration) detail::add_joint_motion(joint, data.a[i], a + model.idx_v(i));  // Eq. 4, h qdd
     });

@@ -68,7 +68,7 @@ class RigidBodyInertia {
   Mat6 matrix() const;
 
   /// I v: momentum of a body moving with v.
-  Force operator*(const Motion& v) const {
+  PLUCKER_HOT Force operator*(const Motion& v) const {
     return {Ibar_ * v.angular + h_.cross(v.linear), m_ * v.linear - h_.cross(v.angular)};
   }
   RigidBodyInertia operator+(const RigidBodyInertia& o) const {

@@ -42,26 +42,26 @@ struct Transform {
 
   // ---- action on spatial vectors ----
   /// X m: motion in A -> motion in B.
-  Motion apply(const Motion& m) const {
+  PLUCKER_HOT Motion apply(const Motion& m) const {
     const Vec3 w = E * m.angular;
     return {w, E * (m.linear - r.cross(m.angular))};
   }
   /// X* f: force in A -> force in B.
-  Force apply(const Force& f) const { return {E * (f.angular - r.cross(f.linear)), E * f.linear}; }
+  PLUCKER_HOT Force apply(const Force& f) const { return {E * (f.angular - r.cross(f.linear)), E * f.linear}; }
   /// X^-1 m: motion in B -> motion in A.
-  Motion apply_inverse(const Motion& m) const {
+  PLUCKER_HOT Motion apply_inverse(const Motion& m) const {
     const Vec3 w = E.transpose() * m.angular;
     return {w, E.transpose() * m.linear + r.cross(w)};
   }
   /// X*^-1 f = X^T f: force in B -> force in A.
-  Force apply_inverse(const Force& f) const {
+  PLUCKER_HOT Force apply_inverse(const Force& f) const {
     const Vec3 fl = E.transpose() * f.linear;
     return {E.transpose() * f.angular + r.cross(fl), fl};
   }
 
   // ---- algebra ----
   /// Composition: (C_X_B * B_X_A) = C_X_A.
-  Transform operator*(const Transform& a) const { return Transform(E * a.E, a.r + a.E.transpose() * r); }
+  PLUCKER_HOT Transform operator*(const Transform& a) const { return Transform(E * a.E, a.r + a.E.transpose() * r); }
   Transform inverse() const { return Transform(E.transpose(), -(E * r)); }
 
   // ---- conversions ----
