@@ -11,7 +11,8 @@
 // side as the columns of one 6 x k block (row-major, Data::F_composite) and moved to the
 // parent frame by one transform whose loop runs along the rows in SIMD lanes; otherwise
 // each column is carried up its own support path. Unit-axis joints (h_i = e_k) read
-// f^C_i off the compact inertia and row i of M off row k of the block.
+// f^C_i off the compact inertia and row i of M off row k of the block; a free-flyer
+// (h_i = 1) copies I^C_i and six rows of the block.
 #include <algorithm>
 
 #include "detail/recursion.hpp"
@@ -111,6 +112,13 @@ void detail::crba_unchecked(const Model& model, Data& data, const double* q, Tri
           F.col(iv) = inertia_column(data.I_composite[i], k);  // f^C_i(i) = I^C_i h_i
           const int cols = model.subtree_v_end(i) - iv;
           data.M.row(iv).segment(iv, cols) = F.row(k).segment(iv, cols);  // Eq. 10
+          return;
+        }
+      } else if constexpr (std::is_same_v<J, JointFreeFlyer>) {
+        if (blocks) {  // S = 1 (v = [omega; v] in body coordinates): f^C_i(i) = I^C_i, rows of M = rows of F
+          F.middleCols<6>(iv) = data.I_composite[i].matrix();
+          const int cols = model.subtree_v_end(i) - iv;
+          for (int r = 0; r < 6; ++r) data.M.row(iv + r).segment(iv, cols) = F.row(r).segment(iv, cols);  // Eq. 10
           return;
         }
       } else if constexpr (J::NV == 1) {
