@@ -26,11 +26,20 @@
 // as the wall time on an idle machine, and not inflated when other processes share the
 // cores, which is common on the 2-core development machine).
 //
+// Clean SIMD state: every timed loop (plucker's and each peer's) starts with VZEROUPPER.
+// The peers are Debian builds in legacy SSE encoding. After this binary's AVX-512 code they
+// ran slower until a VZEROUPPER: MuJoCo's ID on talos_full_ff measured 16,800-18,000 ns in
+// four runs without it, 9,500-11,700 with it (2026-11-22). The mechanism (SSE/AVX transition
+// state or the AVX-512 frequency licence) and the code that left the state were not isolated.
+//
 // Peers: each (model, peer) pair is timed only when the peer's inverse dynamics agrees
 // with plucker's rnea on the same states (tolerance 1e-8 relative, 1e-7 for MuJoCo whose
 // compiler re-diagonalises every inertia); the mass matrix and forward dynamics are
 // checked as well and a task that disagrees is not timed. See bench/peers.hpp.
 #include <benchmark/benchmark.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 #include <unistd.h>
 
 #include <algorithm>
@@ -509,6 +518,13 @@ class Collector : public benchmark::BenchmarkReporter {
   std::string current_;
 };
 
+/// VZEROUPPER before a timed loop (see "Clean SIMD state" at the top).
+inline void clean_simd_state() {
+#if defined(__AVX__)
+  _mm256_zeroupper();
+#endif
+}
+
 template <class F>
 benchmark::internal::Benchmark* register_bench(const std::string& name, const Options& opt, F&& f) {
   auto* bm = benchmark::RegisterBenchmark(name.c_str(), std::forward<F>(f));
@@ -773,6 +789,7 @@ int run_models(const Options& opt) {
           int i = *next;
           const int n = b->n;
           try {
+            clean_simd_state();
             for (auto _ : st) {
               fn(*b, i);
               if (++i == n) i = 0;
@@ -795,6 +812,7 @@ int run_models(const Options& opt) {
           int i = *next;
           const int n = b->n;
           try {
+            clean_simd_state();
             for (auto _ : st) {
               peer->run(task, i);
               if (++i == n) i = 0;
@@ -1184,10 +1202,11 @@ int run_batch(const Options& opt) {
         js << (first ? "" : ",\n") << buf;
         first = false;
       };
+      // crba: the upper triangle of each M (Triangle::Upper), the work of Pinocchio's reference figure.
       record("single", 1, time_pool(opt, b.n, [&] {
                for (int i = 0; i < b.n; ++i) {
                  if (a == "rnea") plucker::rnea(b.model, *b.data, b.q(i), b.v(i), b.a(i));
-                 else if (a == "crba") plucker::crba(b.model, *b.data, b.q(i));
+                 else if (a == "crba") plucker::crba(b.model, *b.data, b.q(i), plucker::Triangle::Upper);
                  else plucker::aba(b.model, *b.data, b.q(i), b.v(i), b.tau(i));
                }
              }));
@@ -1195,7 +1214,7 @@ int run_batch(const Options& opt) {
         plucker::BatchWorkspace ws(b.model, threads);
         record("batch/" + std::to_string(threads), threads, time_pool(opt, b.n, [&] {
                  if (a == "rnea") plucker::rnea_batch(b.model, ws, b.Q, b.V, b.A, out);
-                 else if (a == "crba") plucker::crba_batch(b.model, ws, b.Q, M);
+                 else if (a == "crba") plucker::crba_batch(b.model, ws, b.Q, M, plucker::Triangle::Upper);
                  else plucker::aba_batch(b.model, ws, b.Q, b.V, b.TAU, out);
                }));
       }
@@ -1323,7 +1342,7 @@ int main(int argc, char** argv) {
   Options opt;
   opt.out = default_out_dir();
   std::vector<char*> rest = {argv[0]};
-  bool user_filter = false, fd_accuracy = false;
+  bool user_filter = false, user_interleave = false, fd_accuracy = false;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     auto value = [&](const std::string& key) { return a.substr(key.size()); };
@@ -1343,6 +1362,7 @@ int main(int argc, char** argv) {
       return 0;
     } else {
       if (a.rfind("--benchmark_filter", 0) == 0) user_filter = true;
+      if (a.rfind("--benchmark_enable_random_interleaving", 0) == 0) user_interleave = true;
       rest.push_back(argv[k]);
     }
   }
@@ -1356,6 +1376,11 @@ int main(int argc, char** argv) {
                        : opt.mode == Options::Mode::ForwardDynamics ? "--benchmark_filter=^fd/"
                                                             : "--benchmark_filter=^model/";
   if (!user_filter) rest.push_back(filter.data());
+  // Model tables: the repetitions of all benchmarks run in random interleaved order, so
+  // that a slow spell of this shared machine is spread over plucker and the peers alike
+  // instead of falling on whichever benchmark was running then.
+  std::string interleave = "--benchmark_enable_random_interleaving=true";
+  if (opt.mode == Options::Mode::Models && !user_interleave) rest.push_back(interleave.data());
   int n = static_cast<int>(rest.size());
   rest.push_back(nullptr);
   benchmark::Initialize(&n, rest.data());

@@ -142,7 +142,8 @@ def main():
     w(f"* `uname -a`: `{uname()}`")
     w(f"* Compiler: {meta.get('compiler', 'unknown')}; flags: `{meta.get('flags', '?')}`")
     w(f"* Run: {meta.get('date', '?')}, {meta.get('repetitions', '?')} repetitions of at least "
-      f"{meta.get('min_time_s', '?')} s each per benchmark, total {meta.get('elapsed_s', '?')} s")
+      f"{meta.get('min_time_s', '?')} s each per benchmark (all repetitions in random interleaved order), "
+      f"total {meta.get('elapsed_s', '?')} s")
     w("")
     w("## Method")
     w("")
@@ -153,7 +154,13 @@ def main():
       f"Each benchmark cycles through a pool of {meta.get('pool_size', 1000)} random states drawn once "
       f"with a fixed seed (q uniform within the joint limits — [-pi, pi] where unlimited, uniform "
       f"rotation for a free-flyer —, v and a uniform in [-1, 1], tau in [-10, 10]), one call per "
-      f"iteration, starting from q (and v, a or tau): every library recomputes its kinematics.")
+      f"iteration, starting from q (and v, a or tau): every library recomputes its kinematics. "
+      f"The repetitions of all benchmarks run in random interleaved order (Google Benchmark's "
+      f"`--benchmark_enable_random_interleaving`), so a slow spell of the machine falls on every "
+      f"library alike, and every timed loop starts with `VZEROUPPER`: the peers are legacy-SSE "
+      f"Debian builds, and after this binary's AVX-512 code they ran slower until one "
+      f"(MuJoCo's ID on talos_full_ff: 16,800-18,000 ns without, 9,500-11,700 ns with; the "
+      f"mechanism was not isolated).")
     w("")
     w("Rows `rnea`, `crba`, `aba` are the tasks *inverse dynamics*, *joint-space inertia matrix* and "
       "*forward dynamics*; a peer's figure in such a row is its own method for that task:")
@@ -241,7 +248,9 @@ def main():
         w("")
         w(f"`plucker_bench --batch`: the pool of {meta.get('pool_size', 1000)} states evaluated by one batched "
           "call (workspace made once), repeated; `single` is the single-state function in a loop over the "
-          "same pool. Per state: wall ns and process CPU ns (all threads); **states/s per core** = states "
+          "same pool; `crba` computes the upper triangle of each M (`Triangle::Upper`), the work of "
+          "Pinocchio's reference figure, into one nv x (nv B) output. "
+          "Per state: wall ns and process CPU ns (all threads); **states/s per core** = states "
           "per CPU-second, the issue's per-core throughput. Target: at least 2x Pinocchio's single-state "
           "rate (1e9 / its ns above). On this 2-core machine shared with other work, the 2-thread wall "
           "time shows how much of the second core the run actually got.")
