@@ -64,7 +64,11 @@ void scatter(const Pack* in, Eigen::Index b0, Eigen::Ref<MatX>& X) {
 /// q of the W states, and sin/cos of all their coordinates (as evaluate_sincos does for one).
 void load_configurations(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0) {
   gather(Q, b0, s.q.data());
-  for (int k = 0; k < model.nq(); ++k) lanes::sincos(s.q[k], s.sin_q[k], s.cos_q[k]);
+  // The nq Packs are nq W contiguous doubles (GCC vector types alias their element type):
+  // sincos_batch evaluates them in its full SIMD groups, with its libm fallback.
+  static_assert(sizeof(Pack) == W * sizeof(double));
+  sincos_batch(reinterpret_cast<const double*>(s.q.data()), reinterpret_cast<double*>(s.sin_q.data()),
+               reinterpret_cast<double*>(s.cos_q.data()), model.nq() * W);
 }
 
 /// X_up[i] = X_J(q_i) X_tree(i) for every lane.

@@ -14,7 +14,7 @@
 #include "plucker/model/joints.hpp"
 #include "plucker/spatial.hpp"
 #include "recursion.hpp"  // unit_axis_row
-#include "sincos.hpp"     // the SIMD sin/cos kernel, its lane count
+#include "sincos.hpp"     // kSinCosLanes, sincos_batch
 
 namespace plucker::detail::lanes {
 
@@ -30,17 +30,6 @@ inline bool all_greater(Pack x, Pack y) {
   bool ok = true;
   for (int l = 0; l < W; ++l) ok &= x[l] > y[l];
   return ok;
-}
-
-/// sin and cos of W angles by sincos.hpp's SIMD kernel; |x| >= kSinCosLarge or non-finite x
-/// fall back to libm lane by lane, as there.
-inline void sincos(Pack x, Pack& sin_x, Pack& cos_x) {
-  sincos_lanes::kernel(x, sin_x, cos_x);
-  for (int l = 0; l < W; ++l)
-    if (!(std::abs(x[l]) < kSinCosLarge)) {
-      sin_x[l] = std::sin(x[l]);
-      cos_x[l] = std::cos(x[l]);
-    }
 }
 
 // ---- 3-vectors and 3x3 matrices --------------------------------------------------------
