@@ -434,6 +434,23 @@ py::array_t<double> crba_batch_py(const PyModel& m, ArrayLike q, int threads) {
   return out;
 }
 
+/// crba_batch_packed: (B, nq) -> (B, nnz), row b = M(Q[b])'s nonzeros in jsim_pattern order.
+py::array_t<double> crba_batch_packed_py(const PyModel& m, ArrayLike q, int threads) {
+  const Model& model = m.model;
+  const InArray Q = batch_arg(q, "Q", model.nq(), "nq = " + std::to_string(model.nq()));
+  const py::ssize_t B = Q.shape(0);
+  threads_arg(threads);
+  plucker::BatchWorkspace workspace(model, threads);
+  const py::ssize_t nnz = workspace.jsim_pattern().nnz();
+  py::array_t<double> out({B, nnz});  // row-major (B, nnz) = column-major nnz x B
+  Eigen::Map<plucker::MatX> out_map(out.mutable_data(), nnz, static_cast<Eigen::Index>(B));
+  {
+    py::gil_scoped_release release;
+    plucker::crba_batch_packed(model, workspace, states_map(Q), out_map);
+  }
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(plucker, mod) {
@@ -807,6 +824,21 @@ PYBIND11_MODULE(plucker, mod) {
       "aba over B states: Q (B, nq), V and TAU (B, nv) -> qdd (B, nv). See rnea_batch.");
   mod.def("crba_batch", &crba_batch_py, py::arg("model"), py::arg("Q"), py::arg("threads") = 0,
           "crba over B states: Q (B, nq) -> M (B, nv, nv), full symmetric. See rnea_batch.");
+  mod.def("crba_batch_packed", &crba_batch_packed_py, py::arg("model"), py::arg("Q"), py::arg("threads") = 0,
+          "crba over B states, only the nonzeros the tree allows: Q (B, nq) -> (B, nnz), row b =\n"
+          "M(Q[b])'s lower-triangle nonzeros in the order of jsim_pattern(model) (e.g.\n"
+          "scipy.sparse.csr_matrix((row, col, row_start)) is M's lower triangle). See rnea_batch.");
+  mod.def(
+      "jsim_pattern",
+      [](const PyModel& m) {
+        const plucker::JsimPattern p = plucker::jsim_pattern(m.model);
+        return py::make_tuple(py::array_t<int>(static_cast<py::ssize_t>(p.row_start.size()), p.row_start.data()),
+                              py::array_t<int>(static_cast<py::ssize_t>(p.col.size()), p.col.data()));
+      },
+      py::arg("model"),
+      "(row_start, col): the nonzero pattern of M's lower triangle in compressed sparse rows. Row k\n"
+      "holds the DoF-level ancestors of DoF k in ascending order, then k (the diagonal last), as\n"
+      "entries row_start[k]:row_start[k + 1] of col (branch-induced sparsity).");
 
   // ---------------------------------------------------------------- kinematics
   mod.def("forward_kinematics", &forward_kinematics_py, py::arg("model"), py::arg("q"),

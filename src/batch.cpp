@@ -63,6 +63,7 @@ BatchWorkspace::BatchWorkspace(const Model& model, int threads) {
     lanes_.push_back(std::make_unique<detail::LaneScratch>(model));
   }
   errors_.resize(static_cast<std::size_t>(t));
+  jsim_pattern_ = plucker::jsim_pattern(model);
 }
 
 BatchWorkspace::~BatchWorkspace() = default;
@@ -182,15 +183,36 @@ void crba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<
                           std::to_string(M.cols()) + ", expected nv x (nv B) = " + std::to_string(nv) + " x " +
                           std::to_string(nv * B));
   check_states(model, fn, Q, nullptr, nullptr, nullptr);
+  const auto out = triangle == Triangle::Full ? detail::CrbaOut::Full : detail::CrbaOut::Upper;
   BatchAccess::for_each_state(
-      fn, model, workspace, B, detail::crba_lanes_supported(model),
+      fn, model, workspace, B, detail::lanes_supported(model),
       [&](detail::LaneScratch& s, Eigen::Index b) {
-        detail::crba_lanes(model, s, Q, b, triangle, M);
+        detail::crba_lanes(model, s, Q, b, out, M);
         return true;
       },
       [&](Data& data, Eigen::Index b) {
         detail::crba_unchecked(model, data, Q.col(b).data(), triangle);
         M.middleCols(b * nv, nv) = data.M;
+      });
+}
+
+void crba_batch_packed(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
+                       Eigen::Ref<MatX> Mp) {
+  const char* fn = "crba_batch_packed";
+  const Eigen::Index B = Q.cols();
+  check_batch_sizes(fn, "Q", Q, model.nq(), "nq x B", B);
+  const Eigen::Index nnz = workspace.jsim_pattern().nnz();
+  check_batch_sizes(fn, "Mp (output)", Mp, nnz, "nnz x B", B);
+  check_states(model, fn, Q, nullptr, nullptr, nullptr);
+  BatchAccess::for_each_state(
+      fn, model, workspace, B, detail::lanes_supported(model),
+      [&](detail::LaneScratch& s, Eigen::Index b) {
+        detail::crba_lanes(model, s, Q, b, detail::CrbaOut::Packed, Mp);
+        return true;
+      },
+      [&](Data& data, Eigen::Index b) {
+        detail::crba_unchecked(model, data, Q.col(b).data(), Triangle::Upper);
+        pack_jsim(workspace.jsim_pattern(), data.M, Mp.col(b));
       });
 }
 
@@ -215,6 +237,13 @@ MatX crba_batch(const Model& model, const Eigen::Ref<const MatX>& Q, int threads
   MatX M(model.nv(), model.nv() * Q.cols());
   crba_batch(model, workspace, Q, M, triangle);
   return M;
+}
+
+MatX crba_batch_packed(const Model& model, const Eigen::Ref<const MatX>& Q, int threads) {
+  BatchWorkspace workspace(model, threads);
+  MatX Mp(workspace.jsim_pattern().nnz(), Q.cols());
+  crba_batch_packed(model, workspace, Q, Mp);
+  return Mp;
 }
 
 }  // namespace plucker

@@ -3,9 +3,11 @@
 // of W values. The joint kinds are dispatched once per body for the whole group of states.
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "detail/checks.hpp"
 #include "detail/lane_kernels.hpp"
+#include "plucker/algorithms/forward_dynamics.hpp"  // dof_parents
 
 namespace plucker::detail {
 
@@ -30,8 +32,15 @@ LaneScratch::LaneScratch(const Model& model) {
   D_inv.resize(6 * nv);
   u.resize(nv);
   I_composite.resize(n);
-  F.resize(nv);
-  M_row.resize(nv);
+  X_top.resize(n);
+  S.resize(nv);
+  dof_parent = dof_parents(model);
+  dof_depth.resize(nv);
+  for (std::size_t k = 0; k < nv; ++k)
+    dof_depth[k] = dof_parent[k] < 0 ? 1 : 1 + dof_depth[static_cast<std::size_t>(dof_parent[k])];
+  JsimPattern pattern = jsim_pattern(model);
+  jsim_row_start = std::move(pattern.row_start);
+  jsim_col = std::move(pattern.col);
 }
 
 bool lanes_supported(const Model& model) {
@@ -40,8 +49,6 @@ bool lanes_supported(const Model& model) {
       return false;
   return true;
 }
-
-bool crba_lanes_supported(const Model& model) { return lanes_supported(model) && model.has_contiguous_subtrees(); }
 
 namespace {
 
@@ -283,63 +290,88 @@ bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>&
   return true;
 }
 
-// ---- CRBA (crba.cpp; paper 000 §3.2, Eqs. 9-10), contiguous subtrees ------------------------
-// Row `row` of M(q) has the values h^T f^C_j for the subtree's columns [iv, end) and zeros
-// past the subtree (branch-induced sparsity). Full: stored as column `row` of the lower
-// triangle (contiguous stores), then mirrored to the upper one; Upper: stored as the row, in
-// a cleared matrix (strided stores).
-void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0,
-                Triangle triangle, Eigen::Ref<MatX>& M) {
+// ---- CRBA (paper 000 §3.2, Eqs. 9-10), in the coordinates of each subtree's top body -------
+// crba.cpp carries every f^C_j up the support path of j, one force transform per entry of M;
+// in lanes that transform costs three times the entry itself. Here every quantity of body i
+// is expressed instead in the frame of the top body t(i) of its support path (the child of
+// the base it descends from), where those transforms are identities:
+//   h_k = tX_i S_i (column k of S_i),  I^C_i = sum over the subtree of tX*_j I_j jX_t  (Eq. 9)
+//   f^C_k = I^C_i h_k,  M_rk = h_r^T f^C_k for every DoF r in the support of k     (Eq. 10)
+// so each DoF k walks its DoF-level ancestors (dof_parents) and fills column k of the upper
+// triangle. t(i) rather than the base: the entries then do not depend on the pose of a
+// floating root (as in link coordinates), nor lose digits to its distance from the origin.
+template <CrbaOut Out>
+void crba_lanes_impl(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0,
+                     Eigen::Ref<MatX>& M) {
   const int n = model.nbodies(), nv = model.nv();
   load_configurations(model, s, Q, b0);
   for (int i = 1; i < n; ++i) {
-    visit_joint(model.joint(i), [&](const auto& joint) {
-      if constexpr (supported<std::decay_t<decltype(joint)>>) compose_joint(model, s, joint, i);
-    });
-    s.I_composite[i] = InertiaL::splat(model.inertia(i));  // I^C_i = I_i, then Eq. 9 below
-  }
-  double* Mb[W];  // M(q_b) of each lane, column-major nv x nv
-  const Eigen::Index ld = M.outerStride();
-  const bool full = triangle == Triangle::Full;
-  for (int l = 0; l < W; ++l) {
-    Mb[l] = M.col((b0 + l) * nv).data();
-    if (!full)
-      for (int col = 0; col < nv; ++col) std::fill_n(Mb[l] + col * ld, nv, 0.0);
-  }
-
-  for (int i = n - 1; i > 0; --i) {
-    const int p = model.parent(i), iv = model.idx_v(i), end = model.subtree_v_end(i);
+    const int p = model.parent(i), iv = model.idx_v(i);
     visit_joint(model.joint(i), [&](const auto& joint) {
       using J = std::decay_t<decltype(joint)>;
       if constexpr (supported<J>) {
-        for (int k = 0; k < J::NV; ++k) s.F[iv + k] = times(s.I_composite[i], s_column(joint, k));  // f^C_i = I^C_i h_i
-        for (int r = 0; r < J::NV; ++r) {
-          const SColumn h = s_column(joint, r);
-          const int row = iv + r;
-          const Pack* m = s.M_row.data();
-          for (int col = iv; col < end; ++col) s.M_row[col] = project(h, s.F[col]);  // M_ij = h_i^T f^C_j(i)  (Eq. 10)
-          for (int l = 0; l < W; ++l) {
-            if (full) {  // column `row` from the diagonal down
-              double* out = Mb[l] + row * ld;
-              for (int c = row; c < end; ++c) out[c] = m[c][l];
-              std::fill(out + end, out + nv, 0.0);
-            } else {  // the row; Upper keeps the lower entries of the joint's own block, as crba does
-              for (int c = iv; c < end; ++c) Mb[l][c * ld + row] = m[c][l];
-            }
-          }
+        if (p == 0) {  // a top body: its own frame
+          for (int k = 0; k < J::NV; ++k) s.S[iv + k] = motion_column(s_column(joint, k));
+          s.I_composite[i] = InertiaL::splat(model.inertia(i));
+          return;
         }
+        const XformL& X_up = compose_joint(model, s, joint, i);
+        const XformL& X = s.X_top[i] = model.parent(p) == 0 ? X_up : X_up * s.X_top[p];  // i_X_t
+        for (int k = 0; k < J::NV; ++k) s.S[iv + k] = to_base(X, s_column(joint, k));      // h = tX_i S_i
+        s.I_composite[i] = InertiaL::zero();
+        InertiaL::splat(model.inertia(i)).add_transformed_inverse_to(X, s.I_composite[i]);  // tX*_i I_i iX_t
       }
     });
-    if (p > 0) {
-      const XformL& X = s.X_up[i];
-      s.I_composite[i].add_transformed_inverse_to(X, s.I_composite[p]);           // Eq. 9
-      for (int col = iv; col < end; ++col) s.F[col] = X.apply_inverse(s.F[col]);  // f^C_j(lambda(i))
+  }
+
+  double* out[W];  // Full/Upper: M(q_b) column-major nv x nv; Packed: its nonzeros
+  const Eigen::Index ld = M.outerStride();
+  for (int l = 0; l < W; ++l) {
+    out[l] = Out == CrbaOut::Packed ? M.col(b0 + l).data() : M.col((b0 + l) * nv).data();
+    if constexpr (Out != CrbaOut::Packed) {  // one block fill where the matrices are contiguous
+      if (ld == nv)
+        std::fill_n(out[l], nv * nv, 0.0);
+      else
+        for (int c = 0; c < nv; ++c) std::fill_n(out[l] + c * ld, nv, 0.0);
     }
   }
-  if (full)
+  // M_rk (r <= k, or r inside k's own joint block) of every lane: column k of the upper triangle.
+  auto put = [&](int r, int k, const Pack& value) {
+    for (int l = 0; l < W; ++l) {
+      if constexpr (Out == CrbaOut::Packed)
+        out[l][s.jsim_row_start[k] + s.dof_depth[r] - 1] = value[l];
+      else
+        out[l][k * ld + r] = value[l];
+    }
+  };
+  for (int i = n - 1; i > 0; --i) {
+    const int iv = model.idx_v(i), end = iv + model.joint_nv(i);
+    for (int k = iv; k < end; ++k) {
+      const ForceL f = s.I_composite[i] * s.S[k];  // f^C_k = I^C_i h_k  (Eq. 10)
+      // The joint's own block (Upper keeps its lower entries, as crba does; the packed rows
+      // hold r <= k), then the DoFs of the support path.
+      for (int r = iv; r < (Out == CrbaOut::Packed ? k + 1 : end); ++r) put(r, k, dot(s.S[r], f));
+      for (int r = s.dof_parent[iv]; r >= 0; r = s.dof_parent[r]) put(r, k, dot(s.S[r], f));  // Eq. 10
+    }
+    const int p = model.parent(i);
+    if (p > 0) s.I_composite[p] += s.I_composite[i];  // Eq. 9; t(p) = t(i), so the transform is 1
+  }
+  if constexpr (Out == CrbaOut::Full)  // mirror the nonzeros, one matrix at a time (it stays in cache)
     for (int l = 0; l < W; ++l)
-      for (int c = 1; c < nv; ++c)
-        for (int r = 0; r < c; ++r) Mb[l][c * ld + r] = Mb[l][r * ld + c];
+      for (int k = 0; k < nv; ++k)
+        for (int e = s.jsim_row_start[k]; e < s.jsim_row_start[k + 1] - 1; ++e) {
+          const int r = s.jsim_col[e];
+          out[l][r * ld + k] = out[l][k * ld + r];
+        }
+}
+
+void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0, CrbaOut out,
+                Eigen::Ref<MatX>& M) {
+  switch (out) {
+    case CrbaOut::Full: return crba_lanes_impl<CrbaOut::Full>(model, s, Q, b0, M);
+    case CrbaOut::Upper: return crba_lanes_impl<CrbaOut::Upper>(model, s, Q, b0, M);
+    case CrbaOut::Packed: return crba_lanes_impl<CrbaOut::Packed>(model, s, Q, b0, M);
+  }
 }
 
 }  // namespace plucker::detail

@@ -14,9 +14,12 @@
 // f^C_i off the compact inertia and row i of M off row k of the block; a free-flyer
 // (h_i = 1) copies I^C_i and six rows of the block.
 #include <algorithm>
+#include <string>
 
 #include "detail/recursion.hpp"
 #include "plucker/algorithms/crba.hpp"
+#include "plucker/algorithms/forward_dynamics.hpp"  // dof_parents
+#include "plucker/errors.hpp"
 
 namespace plucker {
 namespace {
@@ -177,6 +180,55 @@ const MatX& crba(const Model& model, Data& data, const Eigen::Ref<const VecX>& q
   model.check_configuration(q, "crba: q");
   detail::crba_unchecked(model, data, q.data(), triangle);
   return data.M;
+}
+
+JsimPattern jsim_pattern(const Model& model) {
+  const std::vector<int> lambda = dof_parents(model);
+  const int nv = model.nv();
+  JsimPattern pattern;
+  pattern.row_start.assign(static_cast<std::size_t>(nv) + 1, 0);
+  std::vector<int> ancestors;
+  for (int k = 0; k < nv; ++k) {
+    ancestors.clear();
+    for (int j = k; j >= 0; j = lambda[static_cast<std::size_t>(j)]) ancestors.push_back(j);
+    pattern.col.insert(pattern.col.end(), ancestors.rbegin(), ancestors.rend());  // ascending, k last
+    pattern.row_start[static_cast<std::size_t>(k) + 1] = static_cast<int>(pattern.col.size());
+  }
+  return pattern;
+}
+
+namespace {
+void check_pattern_sizes(const char* fn, const JsimPattern& pattern, Eigen::Index M_rows, Eigen::Index M_cols,
+                         Eigen::Index packed_size) {
+  const Eigen::Index nv = static_cast<Eigen::Index>(pattern.row_start.size()) - 1;
+  if (nv < 0 || static_cast<Eigen::Index>(pattern.col.size()) != pattern.nnz())
+    throw InvalidArgument(std::string(fn) + ": the pattern is not one jsim_pattern made");
+  if (M_rows != nv || M_cols != nv)
+    throw InvalidArgument(std::string(fn) + ": M is " + std::to_string(M_rows) + " x " + std::to_string(M_cols) +
+                          ", expected nv x nv = " + std::to_string(nv) + " x " + std::to_string(nv));
+  if (packed_size != pattern.nnz())
+    throw InvalidArgument(std::string(fn) + ": packed has " + std::to_string(packed_size) +
+                          " entries, expected the pattern's nnz = " + std::to_string(pattern.nnz()));
+}
+}  // namespace
+
+void pack_jsim(const JsimPattern& pattern, const Eigen::Ref<const MatX>& M, Eigen::Ref<VecX> packed) {
+  check_pattern_sizes("pack_jsim", pattern, M.rows(), M.cols(), packed.size());
+  const Eigen::Index nv = M.rows();
+  for (Eigen::Index k = 0; k < nv; ++k)
+    for (int e = pattern.row_start[static_cast<std::size_t>(k)]; e < pattern.row_start[static_cast<std::size_t>(k) + 1]; ++e)
+      packed[e] = M(pattern.col[static_cast<std::size_t>(e)], k);  // the upper triangle's column k
+}
+
+void unpack_jsim(const JsimPattern& pattern, const Eigen::Ref<const VecX>& packed, Eigen::Ref<MatX> M) {
+  check_pattern_sizes("unpack_jsim", pattern, M.rows(), M.cols(), packed.size());
+  M.setZero();
+  const Eigen::Index nv = M.rows();
+  for (Eigen::Index k = 0; k < nv; ++k)
+    for (int e = pattern.row_start[static_cast<std::size_t>(k)]; e < pattern.row_start[static_cast<std::size_t>(k) + 1]; ++e) {
+      const int j = pattern.col[static_cast<std::size_t>(e)];
+      M(k, j) = M(j, k) = packed[e];
+    }
 }
 
 }  // namespace plucker

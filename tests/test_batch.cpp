@@ -5,7 +5,9 @@
 // differences); bad batches are refused before any work with errors that name the state.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "dynamics_test_support.hpp"
 
@@ -285,26 +287,138 @@ TEST(Batch, AbaInvertsRneaAndCrbaColumnsAreRneaDifferences) {
   }
 }
 
-TEST(Batch, UpperTriangleMatchesSingleState) {
+// Both triangles' layouts; the zeros of branch-induced sparsity (entries outside
+// jsim_pattern, which JsimPatternIsEachDofsSupportPath checks) are exact zeros, and so are,
+// for Upper, the strict lower entries outside the multi-DoF joints' own blocks.
+TEST(Batch, TrianglesMatchSingleStateWithExactStructuralZeros) {
   for (const Model& model : {build_humanoid(4), build_lane_kinds(true), build_lane_kinds(false)}) {
     Data data(model);
     const int nv = model.nv(), B = 2 * batch_lanes() + 3;
+    const JsimPattern pattern = jsim_pattern(model);
+    MatX in_pattern = MatX::Zero(nv, nv);  // symmetric
+    for (int k = 0; k < nv; ++k)
+      for (int e = pattern.row_start[k]; e < pattern.row_start[k + 1]; ++e)
+        in_pattern(k, pattern.col[e]) = in_pattern(pattern.col[e], k) = 1.0;
     const States s = random_states(model, B, 9);
-    for (int threads : {1, 2}) {
-      MatX M = MatX::Constant(nv, nv * B, std::numeric_limits<double>::quiet_NaN());  // every entry is written
-      BatchWorkspace ws(model, threads);
-      crba_batch(model, ws, s.Q, M, Triangle::Upper);
-      for (int b = 0; b < B; ++b) {
-        const MatX& ref = crba(model, data, s.Q.col(b), Triangle::Upper);
-        const auto Mb = M.middleCols(b * nv, nv);
-        EXPECT_LE((Mb - ref).norm(), kBatchTol * ref.norm()) << model.name() << " state " << b;
-        for (int col = 0; col < nv; ++col)  // what crba leaves zero stays zero
-          for (int r = 0; r < nv; ++r)
-            if (ref(r, col) == 0.0) {
-              EXPECT_EQ(Mb(r, col), 0.0) << r << ", " << col;
+    for (Triangle triangle : {Triangle::Upper, Triangle::Full})
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(model.name() + (triangle == Triangle::Upper ? " Upper" : " Full") + " threads " +
+                     std::to_string(threads));
+        MatX M = MatX::Constant(nv, nv * B, std::numeric_limits<double>::quiet_NaN());  // every entry is written
+        BatchWorkspace ws(model, threads);
+        crba_batch(model, ws, s.Q, M, triangle);
+        for (int b = 0; b < B; ++b) {
+          const MatX& ref = crba(model, data, s.Q.col(b), triangle);
+          const auto Mb = M.middleCols(b * nv, nv);
+          EXPECT_LE((Mb - ref).norm(), kBatchTol * ref.norm()) << "state " << b;
+          for (int col = 0; col < nv; ++col)
+            for (int r = 0; r < nv; ++r) {
+              const bool lower_outside_block =
+                  triangle == Triangle::Upper && r > col && model.joint_of_v(r) != model.joint_of_v(col);
+              if (in_pattern(r, col) == 0.0 || lower_outside_block) {
+                EXPECT_EQ(Mb(r, col), 0.0) << r << ", " << col;
+                EXPECT_EQ(ref(r, col), 0.0) << r << ", " << col;
+              }
             }
+        }
+      }
+  }
+}
+
+// crba_batch_packed holds each state's nonzeros: unpacked, they are crba's matrix.
+TEST(Batch, PackedCrbaHoldsTheNonzerosOfEachState) {
+  static RatioLog log_packed("batch packed crba vs crba");
+  for (const BatchCase& c : batch_cases()) {
+    const Model& model = c.model;
+    const int nv = model.nv();
+    const JsimPattern pattern = jsim_pattern(model);
+    Data data(model);
+    MatX unpacked(nv, nv);
+    for (int B : batch_sizes()) {
+      const States s = random_states(model, B, 300 + B);
+      for (int threads : {1, 2, 3}) {
+        const std::string where = c.name + " B=" + std::to_string(B) + " threads=" + std::to_string(threads);
+        SCOPED_TRACE(where);
+        BatchWorkspace ws(model, threads);
+        ASSERT_EQ(ws.jsim_pattern().row_start, pattern.row_start);
+        ASSERT_EQ(ws.jsim_pattern().col, pattern.col);
+        MatX Mp = MatX::Constant(pattern.nnz(), B, std::numeric_limits<double>::quiet_NaN());  // every entry is written
+        crba_batch_packed(model, ws, s.Q, Mp);
+        for (int b = 0; b < B; ++b) {
+          const MatX& ref = crba(model, data, s.Q.col(b));
+          unpack_jsim(pattern, Mp.col(b), unpacked);
+          const double err = (unpacked - ref).norm(), tol = kBatchTol * ref.norm();
+          EXPECT_LE(err, tol) << "state " << b;
+          log_packed.add(err, tol, where + " state " + std::to_string(b));
+        }
+        EXPECT_TRUE(crba_batch_packed(model, s.Q, threads) == Mp);
       }
     }
+  }
+}
+
+// The pattern is the support path of each DoF, found here from the body tree (not from
+// dof_parents): the DoFs of every ancestor body, then those of the DoF's own joint up to it.
+// crba leaves every lower-triangle entry outside it zero, and pack/unpack are exact inverses.
+TEST(Batch, JsimPatternIsEachDofsSupportPath) {
+  for (const BatchCase& c : batch_cases()) {
+    SCOPED_TRACE(c.name);
+    const Model& model = c.model;
+    const int nv = model.nv();
+    const JsimPattern pattern = jsim_pattern(model);
+    ASSERT_EQ(static_cast<int>(pattern.row_start.size()), nv + 1);
+    for (int i = 1; i < model.nbodies(); ++i)
+      for (int k = model.idx_v(i); k < model.idx_v(i) + model.joint_nv(i); ++k) {
+        std::vector<int> expected;
+        for (int a = model.parent(i); a > 0; a = model.parent(a))
+          for (int j = model.idx_v(a) + model.joint_nv(a) - 1; j >= model.idx_v(a); --j) expected.push_back(j);
+        std::reverse(expected.begin(), expected.end());
+        for (int j = model.idx_v(i); j <= k; ++j) expected.push_back(j);
+        const std::vector<int> row(pattern.col.begin() + pattern.row_start[k], pattern.col.begin() + pattern.row_start[k + 1]);
+        EXPECT_EQ(row, expected) << "DoF " << k;
+      }
+    Data data(model);
+    Rng rng(5);
+    const MatX M = crba(model, data, random_configuration(model, rng));
+    MatX in_pattern = MatX::Zero(nv, nv);
+    for (int k = 0; k < nv; ++k)
+      for (int e = pattern.row_start[k]; e < pattern.row_start[k + 1]; ++e) in_pattern(k, pattern.col[e]) = 1.0;
+    for (int k = 0; k < nv; ++k)
+      for (int j = 0; j < k; ++j)
+        if (in_pattern(k, j) == 0.0) {
+          EXPECT_EQ(M(k, j), 0.0) << k << ", " << j;
+        }
+    VecX packed(pattern.nnz());
+    pack_jsim(pattern, M, packed);
+    MatX back(nv, nv);
+    unpack_jsim(pattern, packed, back);
+    EXPECT_TRUE(back == M);
+  }
+  const Model model = build_chain(3);
+  const JsimPattern pattern = jsim_pattern(model);
+  VecX packed(pattern.nnz());
+  expect_message([&] { pack_jsim(pattern, MatX::Zero(3, 2), packed); }, "M is 3 x 2");
+  MatX M(3, 3);
+  expect_message([&] { unpack_jsim(pattern, VecX::Zero(pattern.nnz() - 1), M); }, "packed has 5 entries");
+  MatX Mp_bad(pattern.nnz() + 1, 2);
+  BatchWorkspace ws(model, 1);
+  expect_message([&] { crba_batch_packed(model, ws, MatX::Zero(model.nq(), 2), Mp_bad); }, "Mp (output)");
+}
+
+// The lane CRBA works in the frame of each subtree's top body (for a floating base, the
+// floating body): M does not depend on the base's pose, so far from the origin the batched
+// matrices still agree with the link-coordinate crba to the same relative tolerance.
+TEST(Batch, CrbaFarFromTheOriginKeepsItsDigits) {
+  const Model model = build_humanoid(6);
+  const int nv = model.nv(), B = 2 * batch_lanes() + 3;
+  States s = random_states(model, B, 21);
+  Rng rng(8);
+  for (int b = 0; b < B; ++b) s.Q.col(b).head<3>() = 1e6 * random_vector(3, rng);  // free-flyer position
+  const MatX M = crba_batch(model, s.Q, 1);
+  Data data(model);
+  for (int b = 0; b < B; ++b) {
+    const MatX& ref = crba(model, data, s.Q.col(b));
+    EXPECT_LE((M.middleCols(b * nv, nv) - ref).norm(), kBatchTol * ref.norm()) << "state " << b;
   }
 }
 

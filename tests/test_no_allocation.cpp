@@ -185,7 +185,7 @@ void expect_no_allocation(const Model& model) {
   const int B = 3;
   BatchWorkspace batch(model, 1);
   const MatX Q = q.replicate(1, B), V = v.replicate(1, B), A = a.replicate(1, B);
-  MatX batch_out(model.nv(), B), batch_M(model.nv(), model.nv() * B);
+  MatX batch_out(model.nv(), B), batch_M(model.nv(), model.nv() * B), batch_Mp(batch.jsim_pattern().nnz(), B);
   const bool has_frame = !model.frames().empty();
   using RF = ReferenceFrame;
   // std::function objects are built before measuring; calling one does not allocate.
@@ -219,6 +219,8 @@ void expect_no_allocation(const Model& model) {
       {"rnea_batch (1 thread)", [&] { rnea_batch(model, batch, Q, V, A, batch_out); }},
       {"aba_batch (1 thread)", [&] { aba_batch(model, batch, Q, V, A, batch_out); }},
       {"crba_batch (1 thread)", [&] { crba_batch(model, batch, Q, batch_M); }},
+      {"crba_batch Upper (1 thread)", [&] { crba_batch(model, batch, Q, batch_M, Triangle::Upper); }},
+      {"crba_batch_packed (1 thread)", [&] { crba_batch_packed(model, batch, Q, batch_Mp); }},
   };
   // Positive control inside the library: integrate() returns a new VecX, allocated by Eigen
   // code compiled into libplucker, and that allocation must be seen.

@@ -44,6 +44,25 @@ def test_batch_agrees_with_loop(small_floating, B, threads):
         assert np.linalg.norm(qdd[b] - qdd_ref) <= bound
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_packed_crba_batch_is_the_pattern_of_each_m(small_floating, threads):
+    m = small_floating
+    Q, _, _ = states(m, 11, seed=3)
+    row_start, col = plucker.jsim_pattern(m)
+    assert row_start.shape == (m.nv + 1,) and row_start[0] == 0 and row_start[-1] == col.shape[0]
+    P = plucker.crba_batch_packed(m, Q, threads=threads)
+    assert P.shape == (11, col.shape[0])
+    for b in range(11):
+        M_ref = plucker.crba(m, Q[b])
+        M = np.zeros((m.nv, m.nv))
+        for k in range(m.nv):  # row k: the ancestors of DoF k ascending, then k
+            cols = col[row_start[k]:row_start[k + 1]]
+            assert cols[-1] == k and np.all(np.diff(cols) > 0)
+            M[k, cols] = P[b, row_start[k]:row_start[k + 1]]
+        M = M + np.tril(M, -1).T
+        assert np.linalg.norm(M - M_ref) <= TOL * np.linalg.norm(M_ref)
+
+
 def test_batch_accepts_non_contiguous_and_lists(small):
     Q, V, A = states(small, 3)
     ref = plucker.rnea_batch(small, Q, V, A, threads=1)

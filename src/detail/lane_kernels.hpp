@@ -26,15 +26,16 @@ struct LaneScratch {
   std::vector<lanes::ForceL> U;              ///< ABA: U = I^A S, one column per velocity
   std::vector<lanes::Pack> D_inv;            ///< ABA: joint i's d x d D^-1 at 6 idx_v(i)
   std::vector<lanes::Pack> u;                ///< ABA: u = tau - S^T p^A
-  std::vector<lanes::InertiaL> I_composite;  ///< CRBA: I^C_i
-  std::vector<lanes::ForceL> F;              ///< CRBA: f^C_j, one column per velocity
-  std::vector<lanes::Pack> M_row;            ///< CRBA: the row of M being written
+  std::vector<lanes::InertiaL> I_composite;  ///< CRBA: I^C_i in the frame of the top body t(i)
+  std::vector<lanes::XformL> X_top;          ///< CRBA: i_X_t(i) (bodies below a top body)
+  std::vector<lanes::MotionL> S;             ///< CRBA: h_k, column k of S_i in the frame of t(i), per velocity
+  std::vector<int> dof_parent;               ///< dof_parents(model)
+  std::vector<int> dof_depth;                ///< number of DoF-level ancestors of k, k included
+  std::vector<int> jsim_row_start, jsim_col;  ///< jsim_pattern(model)
 };
 
 /// True when every joint of the model has a lane kernel.
 bool lanes_supported(const Model& model);
-/// ... and, for the CRBA, the subtrees occupy contiguous velocity ranges (Model::has_contiguous_subtrees).
-bool crba_lanes_supported(const Model& model);
 
 // The recursions for states b0 .. b0 + W - 1 (columns of Q, V, ...), inputs validated.
 void rnea_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,
@@ -43,8 +44,11 @@ void rnea_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>
 /// the caller then evaluates those states one by one, which names the joint.
 bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,
                const Eigen::Ref<const MatX>& Tau, Eigen::Index b0, Eigen::Ref<MatX>& Qdd);
-/// M(q_b) into columns [b nv, (b + 1) nv) of M, the same entries as crba(q_b, triangle) writes.
-void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0,
-                Triangle triangle, Eigen::Ref<MatX>& M);
+/// What crba_lanes writes for state b: Full, Upper: M(q_b) into columns [b nv, (b + 1) nv) of M,
+/// the same entries as crba(q_b, triangle) writes; Packed: M(q_b)'s nonzeros in jsim_pattern
+/// order into column b.
+enum class CrbaOut { Full, Upper, Packed };
+void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0, CrbaOut out,
+                Eigen::Ref<MatX>& M);
 
 }  // namespace plucker::detail

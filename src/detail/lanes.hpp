@@ -87,6 +87,14 @@ struct M3 {
   }
 };
 
+/// A B with lane A and B.
+inline M3 operator*(const M3& A, const M3& B) {
+  M3 out;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) out.m[r][c] = A.m[r][0] * B.m[0][c] + A.m[r][1] * B.m[1][c] + A.m[r][2] * B.m[2][c];
+  return out;
+}
+
 /// A B with a lane A and a constant B.
 inline M3 operator*(const M3& A, const Mat3& B) {
   M3 out;
@@ -146,7 +154,17 @@ struct XformL {
     const V3 fl = E.transpose_times(f.lin);
     return {E.transpose_times(f.ang) + cross(r, fl), fl};
   }
+  /// X^-1 m = [E^T w; E^T v + r x E^T w] (motion from B to A).
+  MotionL apply_inverse(const MotionL& m) const {
+    const V3 w = E.transpose_times(m.ang);
+    return {w, E.transpose_times(m.lin) + cross(r, w)};
+  }
+  /// Composition (C_X_B this) * (B_X_A a) = C_X_A, as Transform::operator*.
+  PLUCKER_HOT XformL operator*(const XformL& a) const { return {E * a.E, a.r + a.E.transpose_times(r)}; }
 };
+
+/// m^T f, the power of a force on a motion (the scalar product of the dual spaces M6 x F6).
+inline Pack dot(const MotionL& m, const ForceL& f) { return dot(m.ang, f.ang) + dot(m.lin, f.lin); }
 
 /// I v for a constant rigid-body inertia (m, h, Ibar): [Ibar w + h x v; m v - h x w].
 inline ForceL mul(const RigidBodyInertia& I, const MotionL& v) {
@@ -169,6 +187,14 @@ struct InertiaL {
   M3 Ibar;
   static InertiaL splat(const RigidBodyInertia& I) {
     return {lanes::splat(I.mass()), V3::splat(I.first_moment()), M3::splat(I.inertia_origin())};
+  }
+  static InertiaL zero() { return {Pack{}, V3::zero(), M3{}}; }
+  InertiaL& operator+=(const InertiaL& o) {
+    m += o.m;
+    h += o.h;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) Ibar.m[r][c] += o.Ibar.m[r][c];
+    return *this;
   }
   /// I v = [Ibar w + h x v; m v - h x w].
   ForceL operator*(const MotionL& v) const {
@@ -195,7 +221,7 @@ struct InertiaL {
   }
   /// target += X^T I X (Eq. 9; RBDA §2.13): h' = h1 + m r with h1 = E^T h,
   /// Ibar' = E^T Ibar E - (h1 r^T + r h'^T) + (r.h1 + r.h') 1; only the upper entries, mirrored.
-  void add_transformed_inverse_to(const XformL& X, InertiaL& target) const {
+  PLUCKER_HOT void add_transformed_inverse_to(const XformL& X, InertiaL& target) const {
     const V3 h1 = X.E.transpose_times(h);
     const V3 hA = h1 + X.r * m;
     const Pack d = dot(X.r, h1) + dot(X.r, hA);
@@ -328,12 +354,35 @@ inline Pack project(const SColumn& s, const ForceL& f) {
   if (s.row >= 0) return f.at(s.row);
   return dot(s.dir, s.linear ? f.lin : f.ang);
 }
+/// 0_X_i s: column s of body i's motion subspace in base coordinates, X_base = i_X_0.
+PLUCKER_HOT inline MotionL to_base(const XformL& X_base, const SColumn& s) {
+  MotionL m = MotionL::zero();
+  if (s.row >= 0) {  // e_row: row `row % 3` of E (a column of E^T)
+    const int k = s.row % 3;
+    const V3 e{{X_base.E.m[k][0], X_base.E.m[k][1], X_base.E.m[k][2]}};
+    if (s.row < 3) {
+      m.ang = e;
+      m.lin = cross(X_base.r, e);
+    } else {
+      m.lin = e;
+    }
+    return m;
+  }
+  (s.linear ? m.lin : m.ang) = V3::splat(s.dir);
+  return X_base.apply_inverse(m);
+}
 /// m += s x.
 inline void add_motion(const SColumn& s, MotionL& m, Pack x) {
   if (s.row >= 0)
     m.at(s.row) += x;
   else
     (s.linear ? m.lin : m.ang) += scaled(s.dir, x);
+}
+/// The column s itself, as a lane motion.
+inline MotionL motion_column(const SColumn& s) {
+  MotionL m = MotionL::zero();
+  add_motion(s, m, splat(1.0));
+  return m;
 }
 /// I s for a lane articulated or rigid-body inertia.
 template <class Inertia>

@@ -9,20 +9,22 @@
 // Every input is validated once, before any computation (sizes, finiteness, unit
 // quaternions; errors name the state and the joint). The states are then split into one
 // contiguous range per thread, and each thread evaluates its range in groups of W
-// consecutive states at once, one state per SIMD lane (the same recursions as rnea/aba/crba,
-// on W-wide vectors; W = batch_lanes() is fixed by the instruction set the library is
-// compiled for: 8 with AVX-512, 4 with AVX, else 2, e.g. 2 in a default x86-64 build and 8
-// with PLUCKER_NATIVE=ON on an AVX-512 machine). Evaluated per state instead,
-// by the single-state recursions: the last (range size mod W) states of each thread's range;
-// every state of a model with a joint kind other than fixed, revolute, prismatic (axis-
-// aligned or any axis), spherical and free-flyer (i.e. helical, cylindrical, planar,
-// general); the CRBA of a model whose subtrees are not numbered contiguously; and a group of
-// W states in which the ABA meets a singular articulated inertia (so the SingularError names
-// the first failing state and its joint, as aba does).
+// consecutive states at once, one state per SIMD lane (the same recursions as rnea and aba,
+// on W-wide vectors; the CRBA's Eqs. 9-10 in the frame of each subtree's top body, where
+// the force transforms up the support path that crba applies per entry of M are identities;
+// W = batch_lanes() is fixed by the instruction set the library is compiled for: 8 with
+// AVX-512, 4 with AVX, else 2, e.g. 2 in a default x86-64 build and 8 with
+// PLUCKER_NATIVE=ON on an AVX-512 machine). Evaluated per state instead, by the
+// single-state recursions: the last (range size mod W) states of each thread's range; every
+// state of a model with a joint kind other than fixed, revolute, prismatic (axis-aligned or
+// any axis), spherical and free-flyer (i.e. helical, cylindrical, planar, general); and a
+// group of W states in which the ABA meets a singular articulated inertia (so the
+// SingularError names the first failing state and its joint, as aba does).
 //
 // Results: equal to calling rnea/aba/crba on each state up to rounding, not bit for bit (the
-// lanes evaluate the same formulas in a different order, with different fused
-// multiply-adds); tests/test_batch.cpp checks a relative agreement of 1e-12 for RNEA and
+// lanes evaluate the same equations in a different order, with different fused
+// multiply-adds, the CRBA in other frames; the zeros of branch-induced sparsity are exact);
+// tests/test_batch.cpp checks a relative agreement of 1e-12 for RNEA and
 // CRBA (relative to the result's norm) and, for ABA, the forward-error bound of a solve,
 // 1e-12 cond(M) (|qdd| + |tau - c(q, v)| / |M|). A state's
 // result does not depend on its lane, only on whether it was evaluated in a group or on its
@@ -62,12 +64,15 @@ class BatchWorkspace {
 
   int threads() const { return static_cast<int>(data_.size()); }
   Data& data(int thread) { return data_[static_cast<std::size_t>(thread)]; }
+  /// jsim_pattern(model): the order of crba_batch_packed's rows.
+  const JsimPattern& jsim_pattern() const { return jsim_pattern_; }
 
  private:
   friend struct BatchAccess;
   std::vector<Data> data_;
   std::vector<std::unique_ptr<detail::LaneScratch>> lanes_;  ///< per thread (lane_kernels.hpp)
   std::vector<std::exception_ptr> errors_;  ///< per thread, the first error it met
+  JsimPattern jsim_pattern_;
 };
 
 /// Tau.col(b) = rnea(Q.col(b), V.col(b), A.col(b)). Tau must be nv x B.
@@ -80,6 +85,12 @@ void aba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<c
 /// M.middleCols(b nv, nv) = crba(Q.col(b), triangle). M must be nv x (nv B).
 void crba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q, Eigen::Ref<MatX> M,
                 Triangle triangle = Triangle::Full);
+/// Mp.col(b) = the nonzeros of M(Q.col(b)) in jsim_pattern(model) order, as pack_jsim(crba(...))
+/// gives them. Mp must be nnz x B. Same information as crba_batch, in nnz instead of nv^2
+/// doubles per state (talos_full with a free-flyer: 369 instead of 2,500): the form to use when
+/// many states' matrices are kept, since writing the dense ones is limited by memory bandwidth.
+void crba_batch_packed(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
+                       Eigen::Ref<MatX> Mp);
 
 // Convenience forms: a workspace of `threads` threads and the result matrix made per call.
 MatX rnea_batch(const Model& model, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,
@@ -88,5 +99,6 @@ MatX aba_batch(const Model& model, const Eigen::Ref<const MatX>& Q, const Eigen:
                const Eigen::Ref<const MatX>& Tau, int threads = 0);
 MatX crba_batch(const Model& model, const Eigen::Ref<const MatX>& Q, int threads = 0,
                 Triangle triangle = Triangle::Full);
+MatX crba_batch_packed(const Model& model, const Eigen::Ref<const MatX>& Q, int threads = 0);
 
 }  // namespace plucker
