@@ -1218,6 +1218,14 @@ int run_batch(const Options& opt) {
                  else plucker::aba_batch(b.model, ws, b.Q, b.V, b.TAU, out);
                }));
       }
+      // crba: also the packed form, each M's nonzeros only (nnz instead of nv^2 doubles written per state).
+      if (a == "crba")
+        for (int threads : {1, 2}) {
+          plucker::BatchWorkspace ws(b.model, threads);
+          MatX Mp(ws.jsim_pattern().nnz(), b.n);
+          record("packed/" + std::to_string(threads), threads,
+                 time_pool(opt, b.n, [&] { plucker::crba_batch_packed(b.model, ws, b.Q, Mp); }));
+        }
     }
   }
   js << "\n]\n";

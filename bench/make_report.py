@@ -244,12 +244,14 @@ def main():
     w("")
     batch = read_json(os.path.join(args.dir, "batch.json"), [])
     if batch:
-        w("## Batched evaluation (`rnea_batch`, `crba_batch`, `aba_batch`)")
+        w("## Batched evaluation (`rnea_batch`, `crba_batch`, `crba_batch_packed`, `aba_batch`)")
         w("")
         w(f"`plucker_bench --batch`: the pool of {meta.get('pool_size', 1000)} states evaluated by one batched "
           "call (workspace made once), repeated; `single` is the single-state function in a loop over the "
           "same pool; `crba` computes the upper triangle of each M (`Triangle::Upper`), the work of "
-          "Pinocchio's reference figure, into one nv x (nv B) output. "
+          "Pinocchio's reference figure, into one nv x (nv B) output; mode `packed` is `crba_batch_packed`, "
+          "the same matrices as their nonzeros only (`jsim_pattern`: nnz instead of nv^2 doubles written "
+          "per state; talos_full_ff 567 instead of 2,500). "
           "Per state: wall ns and process CPU ns (all threads); **states/s per core** = states "
           "per CPU-second, the issue's per-core throughput. Target: at least 2x Pinocchio's single-state "
           "rate (1e9 / its ns above). On this 2-core machine shared with other work, the 2-thread wall "

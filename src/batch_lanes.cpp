@@ -41,6 +41,12 @@ LaneScratch::LaneScratch(const Model& model) {
   JsimPattern pattern = jsim_pattern(model);
   jsim_row_start = std::move(pattern.row_start);
   jsim_col = std::move(pattern.col);
+  packed.resize(static_cast<std::size_t>(W) * jsim_col.size());
+  jsim_own_block.resize(nv);
+  for (std::size_t k = 0; k < nv; ++k) {  // row k ends with the DoFs of k's joint up to k
+    const int first = model.idx_v(model.joint_of_v(static_cast<int>(k)));
+    jsim_own_block[k] = jsim_row_start[k + 1] - 1 - (static_cast<int>(k) - first);
+  }
 }
 
 bool lanes_supported(const Model& model) {
@@ -297,13 +303,13 @@ bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>&
 // the base it descends from), where those transforms are identities:
 //   h_k = tX_i S_i (column k of S_i),  I^C_i = sum over the subtree of tX*_j I_j jX_t  (Eq. 9)
 //   f^C_k = I^C_i h_k,  M_rk = h_r^T f^C_k for every DoF r in the support of k     (Eq. 10)
-// so each DoF k walks its DoF-level ancestors (dof_parents) and fills column k of the upper
-// triangle. t(i) rather than the base: the entries then do not depend on the pose of a
-// floating root (as in link coordinates), nor lose digits to its distance from the origin.
-template <CrbaOut Out>
-void crba_lanes_impl(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0,
-                     Eigen::Ref<MatX>& M) {
-  const int n = model.nbodies(), nv = model.nv();
+// so each DoF k walks its DoF-level ancestors (dof_parents): the entries of column k of the
+// upper triangle, i.e. of row k of jsim_pattern, written to packed[l] for lane l. t(i)
+// rather than the base: the entries then do not depend on the pose of a floating root (as in
+// link coordinates), nor lose digits to its distance from the origin.
+void crba_lanes_packed(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0,
+                       double* const packed[W]) {
+  const int n = model.nbodies();
   load_configurations(model, s, Q, b0);
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i), iv = model.idx_v(i);
@@ -323,54 +329,50 @@ void crba_lanes_impl(const Model& model, LaneScratch& s, const Eigen::Ref<const 
       }
     });
   }
-
-  double* out[W];  // Full/Upper: M(q_b) column-major nv x nv; Packed: its nonzeros
-  const Eigen::Index ld = M.outerStride();
-  for (int l = 0; l < W; ++l) {
-    out[l] = Out == CrbaOut::Packed ? M.col(b0 + l).data() : M.col((b0 + l) * nv).data();
-    if constexpr (Out != CrbaOut::Packed) {  // one block fill where the matrices are contiguous
-      if (ld == nv)
-        std::fill_n(out[l], nv * nv, 0.0);
-      else
-        for (int c = 0; c < nv; ++c) std::fill_n(out[l] + c * ld, nv, 0.0);
-    }
-  }
-  // M_rk (r <= k, or r inside k's own joint block) of every lane: column k of the upper triangle.
+  // M_rk of every lane, r <= k in the support of k: entry depth(r) - 1 of row k of the pattern.
   auto put = [&](int r, int k, const Pack& value) {
-    for (int l = 0; l < W; ++l) {
-      if constexpr (Out == CrbaOut::Packed)
-        out[l][s.jsim_row_start[k] + s.dof_depth[r] - 1] = value[l];
-      else
-        out[l][k * ld + r] = value[l];
-    }
+    const int e = s.jsim_row_start[k] + s.dof_depth[r] - 1;
+    for (int l = 0; l < W; ++l) packed[l][e] = value[l];
   };
   for (int i = n - 1; i > 0; --i) {
     const int iv = model.idx_v(i), end = iv + model.joint_nv(i);
     for (int k = iv; k < end; ++k) {
-      const ForceL f = s.I_composite[i] * s.S[k];  // f^C_k = I^C_i h_k  (Eq. 10)
-      // The joint's own block (Upper keeps its lower entries, as crba does; the packed rows
-      // hold r <= k), then the DoFs of the support path.
-      for (int r = iv; r < (Out == CrbaOut::Packed ? k + 1 : end); ++r) put(r, k, dot(s.S[r], f));
-      for (int r = s.dof_parent[iv]; r >= 0; r = s.dof_parent[r]) put(r, k, dot(s.S[r], f));  // Eq. 10
+      const ForceL f = s.I_composite[i] * s.S[k];                                    // f^C_k = I^C_i h_k  (Eq. 10)
+      for (int r = iv; r <= k; ++r) put(r, k, dot(s.S[r], f));                       // the joint's own block
+      for (int r = s.dof_parent[iv]; r >= 0; r = s.dof_parent[r]) put(r, k, dot(s.S[r], f));  // the support path
     }
     const int p = model.parent(i);
     if (p > 0) s.I_composite[p] += s.I_composite[i];  // Eq. 9; t(p) = t(i), so the transform is 1
   }
-  if constexpr (Out == CrbaOut::Full)  // mirror the nonzeros, one matrix at a time (it stays in cache)
-    for (int l = 0; l < W; ++l)
-      for (int k = 0; k < nv; ++k)
-        for (int e = s.jsim_row_start[k]; e < s.jsim_row_start[k + 1] - 1; ++e) {
-          const int r = s.jsim_col[e];
-          out[l][r * ld + k] = out[l][k * ld + r];
-        }
 }
 
 void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0, CrbaOut out,
                 Eigen::Ref<MatX>& M) {
-  switch (out) {
-    case CrbaOut::Full: return crba_lanes_impl<CrbaOut::Full>(model, s, Q, b0, M);
-    case CrbaOut::Upper: return crba_lanes_impl<CrbaOut::Upper>(model, s, Q, b0, M);
-    case CrbaOut::Packed: return crba_lanes_impl<CrbaOut::Packed>(model, s, Q, b0, M);
+  double* packed[W];
+  const std::size_t nnz = s.jsim_col.size();
+  for (int l = 0; l < W; ++l)
+    packed[l] = out == CrbaOut::Packed ? M.col(b0 + l).data() : s.packed.data() + static_cast<std::size_t>(l) * nnz;
+  crba_lanes_packed(model, s, Q, b0, packed);
+  if (out == CrbaOut::Packed) return;
+  // Dense: each lane's matrix in turn (so it stays in cache), zeros then the nonzeros: M(j, k)
+  // of the upper triangle, and its mirror M(k, j) for Full, or for Upper inside a multi-DoF
+  // joint's own block (as crba).
+  const int nv = model.nv();
+  const Eigen::Index ld = M.outerStride();
+  for (int l = 0; l < W; ++l) {
+    double* Mb = M.col((b0 + l) * nv).data();
+    if (ld == nv)
+      std::fill_n(Mb, nv * nv, 0.0);
+    else
+      for (int c = 0; c < nv; ++c) std::fill_n(Mb + c * ld, nv, 0.0);
+    const double* P = packed[l];
+    for (int k = 0; k < nv; ++k) {
+      const int row_end = s.jsim_row_start[k + 1];
+      for (int e = s.jsim_row_start[k]; e < row_end; ++e) Mb[k * ld + s.jsim_col[e]] = P[e];
+      // The entries to mirror: all but the diagonal, or those of k's own joint (the last ones).
+      const int mirror_from = out == CrbaOut::Full ? s.jsim_row_start[k] : s.jsim_own_block[k];
+      for (int e = mirror_from; e < row_end - 1; ++e) Mb[s.jsim_col[e] * ld + k] = P[e];
+    }
   }
 }
 

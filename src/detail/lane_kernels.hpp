@@ -32,6 +32,8 @@ struct LaneScratch {
   std::vector<int> dof_parent;               ///< dof_parents(model)
   std::vector<int> dof_depth;                ///< number of DoF-level ancestors of k, k included
   std::vector<int> jsim_row_start, jsim_col;  ///< jsim_pattern(model)
+  std::vector<int> jsim_own_block;            ///< the first entry of row k in k's own joint
+  std::vector<double> packed;                 ///< CRBA: each lane's nonzeros (nnz per lane), for dense outputs
 };
 
 /// True when every joint of the model has a lane kernel.
