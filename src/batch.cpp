@@ -9,9 +9,11 @@
 #include <atomic>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "detail/lane_kernels.hpp"
 #include "detail/recursion.hpp"
+#include "detail/thread_pool.hpp"
 
 namespace plucker {
 
@@ -63,6 +65,7 @@ BatchWorkspace::BatchWorkspace(const Model& model, int threads) {
     lanes_.push_back(std::make_unique<detail::LaneScratch>(model));
   }
   errors_.resize(static_cast<std::size_t>(t));
+  pool_ = std::make_unique<detail::ThreadPool>(t);
   jsim_pattern_ = plucker::jsim_pattern(model);
 }
 
@@ -123,12 +126,9 @@ struct BatchAccess {
       }
     };
     std::fill(ws.errors_.begin(), ws.errors_.end(), nullptr);
-    {
-      std::vector<std::jthread> workers;
-      workers.reserve(static_cast<std::size_t>(T - 1));
-      for (int t = 1; t < T; ++t) workers.emplace_back(run_range, t);
-      run_range(0);
-    }  // joined
+    ws.pool_->run([&](int t) {
+      if (t < T) run_range(t);
+    });
     for (const std::exception_ptr& e : ws.errors_)
       if (e) std::rethrow_exception(e);
   }

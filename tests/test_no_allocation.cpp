@@ -183,7 +183,7 @@ void expect_no_allocation(const Model& model) {
   const int tip = model.nbodies() - 1;
   // Batched calls on one thread with a reused workspace: nothing per state (nor per call).
   const int B = 3;
-  BatchWorkspace batch(model, 1);
+  BatchWorkspace batch(model, 1), batch2(model, 2);  // batch2: the calling thread's share, parked workers
   const MatX Q = q.replicate(1, B), V = v.replicate(1, B), A = a.replicate(1, B);
   MatX batch_out(model.nv(), B), batch_M(model.nv(), model.nv() * B), batch_Mp(batch.jsim_pattern().nnz(), B);
   const bool has_frame = !model.frames().empty();
@@ -221,6 +221,8 @@ void expect_no_allocation(const Model& model) {
       {"crba_batch (1 thread)", [&] { crba_batch(model, batch, Q, batch_M); }},
       {"crba_batch Upper (1 thread)", [&] { crba_batch(model, batch, Q, batch_M, Triangle::Upper); }},
       {"crba_batch_packed (1 thread)", [&] { crba_batch_packed(model, batch, Q, batch_Mp); }},
+      {"rnea_batch (2 threads, calling thread)", [&] { rnea_batch(model, batch2, Q, V, A, batch_out); }},
+      {"crba_batch (2 threads, calling thread)", [&] { crba_batch(model, batch2, Q, batch_M); }},
   };
   // Positive control inside the library: integrate() returns a new VecX, allocated by Eigen
   // code compiled into libplucker, and that allocation must be seen.

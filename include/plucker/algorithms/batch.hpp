@@ -45,6 +45,7 @@ namespace plucker {
 
 namespace detail {
 struct LaneScratch;
+class ThreadPool;
 }
 
 /// W, the number of states the batched functions evaluate at once (8, 4 or 2, by the
@@ -52,7 +53,8 @@ struct LaneScratch;
 /// thread avoid the per-state tails.
 int batch_lanes();
 
-/// One Data and one lane scratch per thread, made once for a model. threads = 0:
+/// One Data and one lane scratch per thread, and threads - 1 worker threads, made once for a
+/// model (the workers wait, blocked, between calls). threads = 0:
 /// std::thread::hardware_concurrency(). A workspace is not itself thread-safe: one batched
 /// call at a time per workspace. Movable, not copyable.
 class BatchWorkspace {
@@ -71,6 +73,7 @@ class BatchWorkspace {
   friend struct BatchAccess;
   std::vector<Data> data_;
   std::vector<std::unique_ptr<detail::LaneScratch>> lanes_;  ///< per thread (lane_kernels.hpp)
+  std::unique_ptr<detail::ThreadPool> pool_;                 ///< threads() - 1 parked workers
   std::vector<std::exception_ptr> errors_;  ///< per thread, the first error it met
   JsimPattern jsim_pattern_;
 };
