@@ -353,7 +353,7 @@ void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>
   for (int l = 0; l < W; ++l)
     packed[l] = out == CrbaOut::Packed ? M.col(b0 + l).data() : s.packed.data() + static_cast<std::size_t>(l) * nnz;
   crba_lanes_packed(model, s, Q, b0, packed);
-  if (out == CrbaOut::Packed) return;
+  if (out == CrbaOut::Packed || model.nv() == 0) return;
   // Dense: each lane's matrix in turn (so it stays in cache), zeros then the nonzeros: M(j, k)
   // of the upper triangle, and its mirror M(k, j) for Full, or for Upper inside a multi-DoF
   // joint's own block (as crba).

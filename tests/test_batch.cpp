@@ -422,6 +422,22 @@ TEST(Batch, CrbaFarFromTheOriginKeepsItsDigits) {
   }
 }
 
+TEST(Batch, ModelWithoutDegreesOfFreedom) {
+  Model model;
+  model.add_body(0, JointFixed{}, Transform::translation(Vec3(0, 0, 1)),
+                 RigidBodyInertia::from_mass_com_inertia(1.0, Vec3::Zero(), Mat3::Identity()), "block", "weld");
+  const int B = 2 * batch_lanes() + 3;
+  const MatX Q(0, B), V(0, B);
+  for (int threads : {1, 2}) {
+    EXPECT_EQ(rnea_batch(model, Q, V, V, threads).size(), 0);
+    EXPECT_EQ(aba_batch(model, Q, V, V, threads).size(), 0);
+    EXPECT_EQ(crba_batch(model, Q, threads, Triangle::Upper).size(), 0);
+    const MatX Mp = crba_batch_packed(model, Q, threads);
+    EXPECT_EQ(Mp.rows(), 0);
+    EXPECT_EQ(Mp.cols(), B);
+  }
+}
+
 TEST(Batch, DefaultThreadCountIsHardwareConcurrency) {
   const Model model = build_chain(3);
   BatchWorkspace ws(model);
