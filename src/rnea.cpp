@@ -5,6 +5,17 @@
 //   backward: tau_i = h_i^T f_i                               (Eq. 8)
 //             f_p += pX_i* f_i                                (Eq. 7)
 // Gravity enters as the fictitious base acceleration a_0 = -g.
+//
+// Pass 1 has a fast path for the most common joint (revolute about a body axis, parent not
+// the base): no std::visit, X_J X_tree composed as a plane rotation of two rows of E_tree.
+// Pass 2 reads tau_i = f_i[k] for the unit-axis joints from a table by variant index, also
+// without a std::visit. The 3x3 and cross products are written out as scalar code, which
+// GCC keeps inline (Eigen's 3x3 x 3-vector products stayed out-of-line calls inside the
+// per-joint kernels) and vectorises where it pays: 21.6k instead of 27.2k instructions per
+// RNEA on talos_full with a free-flyer root (callgrind, -march=haswell).
+#include <array>
+#include <utility>
+
 #include "detail/recursion.hpp"
 #include "plucker/algorithms/rnea.hpp"
 
@@ -12,6 +23,83 @@ namespace plucker {
 namespace {
 
 using detail::ForceInput;
+
+/// E x.
+PLUCKER_HOT inline Vec3 mul(const Mat3& E, const Vec3& x) {
+  return Vec3(E(0, 0) * x[0] + E(0, 1) * x[1] + E(0, 2) * x[2], E(1, 0) * x[0] + E(1, 1) * x[1] + E(1, 2) * x[2],
+              E(2, 0) * x[0] + E(2, 1) * x[1] + E(2, 2) * x[2]);
+}
+/// E^T x.
+PLUCKER_HOT inline Vec3 mul_t(const Mat3& E, const Vec3& x) {
+  return Vec3(E(0, 0) * x[0] + E(1, 0) * x[1] + E(2, 0) * x[2], E(0, 1) * x[0] + E(1, 1) * x[1] + E(2, 1) * x[2],
+              E(0, 2) * x[0] + E(1, 2) * x[1] + E(2, 2) * x[2]);
+}
+/// a x b.
+PLUCKER_HOT inline Vec3 cross3(const Vec3& a, const Vec3& b) {
+  return Vec3(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]);
+}
+/// X m = (E w, E (u - r x w)) for m = (w, u).
+PLUCKER_HOT inline Motion apply(const Transform& X, const Motion& m) {
+  return Motion(mul(X.E, m.angular), mul(X.E, m.linear - cross3(X.r, m.angular)));
+}
+/// f_p += X^T f = (E^T n + r x E^T f, E^T f) for f = (n, f).
+PLUCKER_HOT inline void add_apply_inverse(const Transform& X, const Force& f, Force& out) {
+  const Vec3 fl = mul_t(X.E, f.linear);
+  out.angular += mul_t(X.E, f.angular) + cross3(X.r, fl);
+  out.linear += fl;
+}
+/// I a + v x* I v (Eq. 5): I m = (Ibar w + h x u, m u - h x w).
+template <bool WithVelocity>
+PLUCKER_HOT inline Force body_force(const RigidBodyInertia& I, const Motion& a, const Motion& v) {
+  const Mat3& Ib = I.inertia_origin();
+  const Vec3& h = I.first_moment();
+  const double m = I.mass();
+  Force f(mul(Ib, a.angular) + cross3(h, a.linear), m * a.linear - cross3(h, a.angular));
+  if constexpr (WithVelocity) {
+    const Vec3 Iv_ang = mul(Ib, v.angular) + cross3(h, v.linear);
+    const Vec3 Iv_lin = m * v.linear - cross3(h, v.angular);
+    f.angular += cross3(v.angular, Iv_ang) + cross3(v.linear, Iv_lin);
+    f.linear += cross3(v.angular, Iv_lin);
+  }
+  return f;
+}
+
+/// unit_axis_row of every alternative of JointModel, by variant index: the backward pass
+/// reads tau_i = f_i[k] for these joints without a std::visit.
+template <std::size_t... K>
+constexpr std::array<int, sizeof...(K)> unit_axis_rows(std::index_sequence<K...>) {
+  return {detail::unit_axis_row<std::variant_alternative_t<K, JointModel>>...};
+}
+constexpr auto kUnitAxisRow = unit_axis_rows(std::make_index_sequence<std::variant_size_v<JointModel>>{});
+
+/// Pass 1 for a revolute joint about body axis A whose parent is not the base:
+/// X = X_J(q) X_tree (a plane rotation mixes rows A+1, A+2 of E_tree; r unchanged), then
+/// v = X v_p + e_A qd (Eq. 3) and a = X a_p + e_A qdd + v x e_A qd (Eq. 4).
+template <int A, bool WithVelocity, bool WithAcceleration>
+PLUCKER_HOT inline void revolute_step(const Transform& Xt, double s, double c, const Motion& vp, const Motion& ap,
+                                      double qd, double qdd, Transform& X, Motion& vi, Motion& ai) {
+  constexpr int i = (A + 1) % 3, j = (A + 2) % 3;
+  Mat3 E;
+  for (int k = 0; k < 3; ++k) {
+    E(A, k) = Xt.E(A, k);
+    E(i, k) = c * Xt.E(i, k) + s * Xt.E(j, k);
+    E(j, k) = c * Xt.E(j, k) - s * Xt.E(i, k);
+  }
+  X.E = E;
+  X.r = Xt.r;
+  Motion a = apply(X, ap);
+  if constexpr (WithVelocity) {
+    Motion v = apply(X, vp);
+    v.angular[A] += qd;
+    a.angular += detail::cross_unit<A>(v.angular, qd);
+    a.linear += detail::cross_unit<A>(v.linear, qd);
+    vi = v;
+  } else {
+    vi.setZero();
+  }
+  if constexpr (WithAcceleration) a.angular[A] += qdd;
+  ai = a;
+}
 
 template <bool WithVelocity, bool WithAcceleration, ForceInput F>
 void rnea_impl(const Model& model, Data& data, const double* q, const double* v, const double* a,
@@ -21,37 +109,57 @@ void rnea_impl(const Model& model, Data& data, const double* q, const double* v,
 
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i);
-    detail::visit_joint(model.joint(i), [&](const auto& joint) {
-      const Transform& X = data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
-      // Children of the base: v_0 = 0 and a_0 = -g (linear), so X v_0 vanishes and X a_0 = (0, E a_0).
-      const bool on_base = p == 0;
-      const Motion a_p = on_base ? Motion(Vec3::Zero(), X.E * data.a[0].linear) : X.apply(data.a[p]);
-      if constexpr (WithVelocity) {
-        const double* qd = v + model.idx_v(i);
-        if (on_base)
+    const int k = kUnitAxisRow[model.joint(i).index()];
+    if (p > 0 && k >= 0 && k < 3) {
+      // Revolute about body axis k, parent not the base (Eqs. 3-5).
+      const int iq = model.idx_q(i), iv = model.idx_v(i);
+      const double s = data.sin_q[iq], c = data.cos_q[iq];
+      const double qd = WithVelocity ? v[iv] : 0.0, qdd = WithAcceleration ? a[iv] : 0.0;
+      if (k == 0)
+        revolute_step<0, WithVelocity, WithAcceleration>(model.X_tree(i), s, c, data.v[p], data.a[p], qd, qdd,
+                                                         data.X_up[i], data.v[i], data.a[i]);
+      else if (k == 1)
+        revolute_step<1, WithVelocity, WithAcceleration>(model.X_tree(i), s, c, data.v[p], data.a[p], qd, qdd,
+                                                         data.X_up[i], data.v[i], data.a[i]);
+      else
+        revolute_step<2, WithVelocity, WithAcceleration>(model.X_tree(i), s, c, data.v[p], data.a[p], qd, qdd,
+                                                         data.X_up[i], data.v[i], data.a[i]);
+      data.f[i] = body_force<WithVelocity>(model.inertia(i), data.a[i], data.v[i]);  // Eq. 5
+    } else {
+      // Any other joint, or a child of the base (Eqs. 3-5).
+      detail::visit_joint(model.joint(i), [&](const auto& joint) {
+        const Transform& X = data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
+        // Children of the base: v_0 = 0 and a_0 = -g (linear), so X v_0 vanishes and X a_0 = (0, E a_0).
+        const bool on_base = p == 0;
+        const Motion a_p = on_base ? Motion(Vec3::Zero(), mul(X.E, data.a[0].linear)) : apply(X, data.a[p]);
+        if constexpr (WithVelocity) {
+          const double* qd = v + model.idx_v(i);
+          if (on_base)
+            data.v[i].setZero();
+          else
+            data.v[i] = apply(X, data.v[p]);
+          detail::add_joint_motion(joint, data.v[i], qd);                    // Eq. 3
+          data.a[i] = a_p + detail::velocity_product(joint, data.v[i], qd);  // Eq. 4, v x h qd
+        } else {
           data.v[i].setZero();
-        else
-          data.v[i] = X.apply(data.v[p]);
-        detail::add_joint_motion(joint, data.v[i], qd);                         // Eq. 3
-        data.a[i] = a_p + detail::velocity_product(joint, data.v[i], qd);  // Eq. 4, v x h qd
-      } else {
-        data.v[i].setZero();
-        data.a[i] = a_p;
-      }
-      if constexpr (WithAcceleration) detail::add_joint_motion(joint, data.a[i], a + model.idx_v(i));  // Eq. 4, h qdd
-    });
-    const RigidBodyInertia& I = model.inertia(i);
-    data.f[i] = I * data.a[i];  // Eq. 5
-    if constexpr (WithVelocity) data.f[i] += cross(data.v[i], I * data.v[i]);
+          data.a[i] = a_p;
+        }
+        if constexpr (WithAcceleration) detail::add_joint_motion(joint, data.a[i], a + model.idx_v(i));  // Eq. 4, h qdd
+      });
+      data.f[i] = body_force<WithVelocity>(model.inertia(i), data.a[i], data.v[i]);  // Eq. 5
+    }
     detail::subtract_external_force<F>(data, i, p, f_ext, data.f[i]);
   }
 
   for (int i = n - 1; i > 0; --i) {
-    detail::visit_joint(model.joint(i), [&](const auto& joint) {
-      joint.project(data.f[i], data.tau.data() + model.idx_v(i));  // Eq. 8
-    });
+    const Force& f = data.f[i];
+    double* tau = data.tau.data() + model.idx_v(i);
+    if (const int k = kUnitAxisRow[model.joint(i).index()]; k >= 0)
+      tau[0] = k < 3 ? f.angular[k] : f.linear[k - 3];  // Eq. 8, h_i = e_k
+    else
+      detail::visit_joint(model.joint(i), [&](const auto& joint) { joint.project(f, tau); });  // Eq. 8
     const int p = model.parent(i);
-    if (p > 0) data.f[p] += data.X_up[i].apply_inverse(data.f[i]);  // Eq. 7
+    if (p > 0) add_apply_inverse(data.X_up[i], f, data.f[p]);  // Eq. 7
   }
 }
 
