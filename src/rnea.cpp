@@ -9,10 +9,9 @@
 // Pass 1 has a fast path for the most common joint (revolute about a body axis, parent not
 // the base): no std::visit, X_J X_tree composed as a plane rotation of two rows of E_tree.
 // Pass 2 reads tau_i = f_i[k] for the unit-axis joints from a table by variant index, also
-// without a std::visit. The 3x3 and cross products are written out as scalar code, which
-// GCC keeps inline (Eigen's 3x3 x 3-vector products stayed out-of-line calls inside the
-// per-joint kernels) and vectorises where it pays: 21.6k instead of 27.2k instructions per
-// RNEA on talos_full with a free-flyer root (callgrind, -march=haswell).
+// without a std::visit. The spatial products are written out below (4-lane vectors with
+// AVX2, scalars otherwise). Instructions per rnea() on talos_full with a free-flyer root
+// (callgrind): 27.2k -> 18.8k with -march=haswell, 37.4k -> 32.2k without -march.
 #include <array>
 #include <utility>
 
@@ -24,45 +23,108 @@ namespace {
 
 using detail::ForceInput;
 
+// ---- Eqs. 3-7's spatial products, inline ----
+// Eigen's 3x3 x 3-vector products remained out-of-line calls in the per-joint kernels
+// (callgrind on talos_full), so the products are written out here. With AVX2 a 3-vector is
+// held in the low three lanes of a 4-lane vector (GCC/Clang vector extension): E x is three
+// lane broadcasts and multiply-adds, a x b four lane permutations. Lane 3 is a copy of lane
+// 2 and is never read (a zero there made GCC emit a register vmovq, which valgrind 3.19
+// cannot decode). Without AVX2 the 4-lane permutations are split into 2-lane pieces and cost
+// more than they save (SSE2 build: 41.0k instructions per talos RNEA instead of 32.2k), so
+// there the products are scalar code.
+#if defined(__AVX2__)
+using V3 = double __attribute__((vector_size(32)));
+PLUCKER_HOT inline V3 load(const Vec3& x) { return V3{x[0], x[1], x[2], x[2]}; }
+PLUCKER_HOT inline Vec3 store(const V3& v) { return Vec3(v[0], v[1], v[2]); }
+template <int K>
+PLUCKER_HOT inline V3 splat(const V3& x) {
+  return __builtin_shufflevector(x, x, K, K, K, K);
+}
+/// a x b = a_yzx b_zxy - a_zxy b_yzx.
+PLUCKER_HOT inline V3 cross(const V3& a, const V3& b) {
+  return __builtin_shufflevector(a, a, 1, 2, 0, 3) * __builtin_shufflevector(b, b, 2, 0, 1, 3) -
+         __builtin_shufflevector(a, a, 2, 0, 1, 3) * __builtin_shufflevector(b, b, 1, 2, 0, 3);
+}
+/// A 3x3 matrix by its columns: M x = c0 x0 + c1 x1 + c2 x2.
+struct M3 {
+  V3 c0, c1, c2;
+  static M3 of(const Mat3& M) { return {load(M.col(0)), load(M.col(1)), load(M.col(2))}; }
+  static M3 transpose_of(const Mat3& M) { return {load(M.row(0)), load(M.row(1)), load(M.row(2))}; }
+  V3 operator*(const V3& x) const { return splat<0>(x) * c0 + splat<1>(x) * c1 + splat<2>(x) * c2; }
+};
+
 /// E x.
-PLUCKER_HOT inline Vec3 mul(const Mat3& E, const Vec3& x) {
+PLUCKER_HOT inline Vec3 rotate(const Mat3& E, const Vec3& x) { return store(M3::of(E) * load(x)); }
+/// X m = (E w, E (u - r x w)) for m = (w, u).
+PLUCKER_HOT inline Motion apply(const Transform& X, const Motion& m) {
+  const M3 E = M3::of(X.E);
+  const V3 w = load(m.angular);
+  return Motion(store(E * w), store(E * (load(m.linear) - cross(load(X.r), w))));
+}
+/// out += X^T f = (E^T n + r x E^T f, E^T f) for f = (n, f).
+PLUCKER_HOT inline void add_apply_inverse(const Transform& X, const Force& f, Force& out) {
+  const M3 Et = M3::transpose_of(X.E);
+  const V3 fl = Et * load(f.linear);
+  out.angular += store(Et * load(f.angular) + cross(load(X.r), fl));
+  out.linear += store(fl);
+}
+/// I a + v x* I v, with I m = (Ibar w + h x u, m u - h x w) for m = (w, u).
+template <bool WithVelocity>
+PLUCKER_HOT inline Force body_force(const RigidBodyInertia& I, const Motion& a, const Motion& v) {
+  const M3 Ib = M3::of(I.inertia_origin());
+  const V3 h = load(I.first_moment());
+  const double m = I.mass();
+  const V3 aw = load(a.angular), al = load(a.linear);
+  V3 fa = Ib * aw + cross(h, al), fl = m * al - cross(h, aw);
+  if constexpr (WithVelocity) {
+    const V3 vw = load(v.angular), vl = load(v.linear);
+    const V3 Iv_ang = Ib * vw + cross(h, vl), Iv_lin = m * vl - cross(h, vw);
+    fa += cross(vw, Iv_ang) + cross(vl, Iv_lin);
+    fl += cross(vw, Iv_lin);
+  }
+  return Force(store(fa), store(fl));
+}
+#else
+/// E x.
+PLUCKER_HOT inline Vec3 rotate(const Mat3& E, const Vec3& x) {
   return Vec3(E(0, 0) * x[0] + E(0, 1) * x[1] + E(0, 2) * x[2], E(1, 0) * x[0] + E(1, 1) * x[1] + E(1, 2) * x[2],
               E(2, 0) * x[0] + E(2, 1) * x[1] + E(2, 2) * x[2]);
 }
 /// E^T x.
-PLUCKER_HOT inline Vec3 mul_t(const Mat3& E, const Vec3& x) {
+PLUCKER_HOT inline Vec3 rotate_t(const Mat3& E, const Vec3& x) {
   return Vec3(E(0, 0) * x[0] + E(1, 0) * x[1] + E(2, 0) * x[2], E(0, 1) * x[0] + E(1, 1) * x[1] + E(2, 1) * x[2],
               E(0, 2) * x[0] + E(1, 2) * x[1] + E(2, 2) * x[2]);
 }
 /// a x b.
-PLUCKER_HOT inline Vec3 cross3(const Vec3& a, const Vec3& b) {
+PLUCKER_HOT inline Vec3 cross(const Vec3& a, const Vec3& b) {
   return Vec3(a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]);
 }
 /// X m = (E w, E (u - r x w)) for m = (w, u).
 PLUCKER_HOT inline Motion apply(const Transform& X, const Motion& m) {
-  return Motion(mul(X.E, m.angular), mul(X.E, m.linear - cross3(X.r, m.angular)));
+  return Motion(rotate(X.E, m.angular), rotate(X.E, m.linear - cross(X.r, m.angular)));
 }
-/// f_p += X^T f = (E^T n + r x E^T f, E^T f) for f = (n, f).
+/// out += X^T f = (E^T n + r x E^T f, E^T f) for f = (n, f).
 PLUCKER_HOT inline void add_apply_inverse(const Transform& X, const Force& f, Force& out) {
-  const Vec3 fl = mul_t(X.E, f.linear);
-  out.angular += mul_t(X.E, f.angular) + cross3(X.r, fl);
+  const Vec3 fl = rotate_t(X.E, f.linear);
+  out.angular += rotate_t(X.E, f.angular) + cross(X.r, fl);
   out.linear += fl;
 }
-/// I a + v x* I v (Eq. 5): I m = (Ibar w + h x u, m u - h x w).
+/// I a + v x* I v, with I m = (Ibar w + h x u, m u - h x w) for m = (w, u).
 template <bool WithVelocity>
 PLUCKER_HOT inline Force body_force(const RigidBodyInertia& I, const Motion& a, const Motion& v) {
   const Mat3& Ib = I.inertia_origin();
   const Vec3& h = I.first_moment();
   const double m = I.mass();
-  Force f(mul(Ib, a.angular) + cross3(h, a.linear), m * a.linear - cross3(h, a.angular));
+  Force f(rotate(Ib, a.angular) + cross(h, a.linear), m * a.linear - cross(h, a.angular));
   if constexpr (WithVelocity) {
-    const Vec3 Iv_ang = mul(Ib, v.angular) + cross3(h, v.linear);
-    const Vec3 Iv_lin = m * v.linear - cross3(h, v.angular);
-    f.angular += cross3(v.angular, Iv_ang) + cross3(v.linear, Iv_lin);
-    f.linear += cross3(v.angular, Iv_lin);
+    const Vec3 Iv_ang = rotate(Ib, v.angular) + cross(h, v.linear);
+    const Vec3 Iv_lin = m * v.linear - cross(h, v.angular);
+    f.angular += cross(v.angular, Iv_ang) + cross(v.linear, Iv_lin);
+    f.linear += cross(v.angular, Iv_lin);
   }
   return f;
 }
+#endif
 
 /// unit_axis_row of every alternative of JointModel, by variant index: the backward pass
 /// reads tau_i = f_i[k] for these joints without a std::visit.
@@ -131,7 +193,7 @@ void rnea_impl(const Model& model, Data& data, const double* q, const double* v,
         const Transform& X = data.X_up[i] = detail::joint_compose(joint, data, q, model.idx_q(i), model.X_tree(i));
         // Children of the base: v_0 = 0 and a_0 = -g (linear), so X v_0 vanishes and X a_0 = (0, E a_0).
         const bool on_base = p == 0;
-        const Motion a_p = on_base ? Motion(Vec3::Zero(), mul(X.E, data.a[0].linear)) : apply(X, data.a[p]);
+        const Motion a_p = on_base ? Motion(Vec3::Zero(), rotate(X.E, data.a[0].linear)) : apply(X, data.a[p]);
         if constexpr (WithVelocity) {
           const double* qd = v + model.idx_v(i);
           if (on_base)
