@@ -11,7 +11,7 @@
 // Pass 2 reads tau_i = f_i[k] for the unit-axis joints from a table by variant index, also
 // without a std::visit. The spatial products are written out below (4-lane vectors with
 // AVX2, scalars otherwise). Instructions per rnea() on talos_full with a free-flyer root
-// (callgrind): 27.2k -> 18.8k with -march=haswell, 37.4k -> 32.2k without -march.
+// (callgrind): 27.2k -> 17.4k with -march=haswell, 37.4k -> 32.0k without -march.
 #include <array>
 #include <utility>
 
@@ -70,19 +70,76 @@ PLUCKER_HOT inline void add_apply_inverse(const Transform& X, const Force& f, Fo
 }
 /// I a + v x* I v, with I m = (Ibar w + h x u, m u - h x w) for m = (w, u).
 template <bool WithVelocity>
-PLUCKER_HOT inline Force body_force(const RigidBodyInertia& I, const Motion& a, const Motion& v) {
+PLUCKER_HOT inline Force body_force(const RigidBodyInertia& I, const V3& aw, const V3& al, const V3& vw, const V3& vl) {
   const M3 Ib = M3::of(I.inertia_origin());
   const V3 h = load(I.first_moment());
   const double m = I.mass();
-  const V3 aw = load(a.angular), al = load(a.linear);
   V3 fa = Ib * aw + cross(h, al), fl = m * al - cross(h, aw);
   if constexpr (WithVelocity) {
-    const V3 vw = load(v.angular), vl = load(v.linear);
     const V3 Iv_ang = Ib * vw + cross(h, vl), Iv_lin = m * vl - cross(h, vw);
     fa += cross(vw, Iv_ang) + cross(vl, Iv_lin);
     fl += cross(vw, Iv_lin);
   }
   return Force(store(fa), store(fl));
+}
+template <bool WithVelocity>
+PLUCKER_HOT inline Force body_force(const RigidBodyInertia& I, const Motion& a, const Motion& v) {
+  return body_force<WithVelocity>(I, load(a.angular), load(a.linear), load(v.angular), load(v.linear));
+}
+
+/// x with lanes i = (A+1) % 3 and j = (A+2) % 3 exchanged.
+template <int A>
+PLUCKER_HOT inline V3 swap_ij(const V3& x) {
+  if constexpr (A == 0)
+    return __builtin_shufflevector(x, x, 0, 2, 1, 3);
+  else if constexpr (A == 1)
+    return __builtin_shufflevector(x, x, 2, 1, 0, 3);
+  else
+    return __builtin_shufflevector(x, x, 1, 0, 2, 3);
+}
+
+/// Pass 1 for a revolute joint about body axis A whose parent is not the base, and f (Eq. 5):
+/// X = X_J(q) X_tree, whose columns are those of E_tree with rows A+1, A+2 turned by the
+/// plane rotation (r unchanged); v = X v_p + e_A qd (Eq. 3); a = X a_p + e_A qdd + v x e_A qd
+/// (Eq. 4). All in registers: v and a go to Data and on into f without a reload.
+template <int A, bool WithVelocity, bool WithAcceleration>
+PLUCKER_HOT inline void revolute_step(const Transform& Xt, double s, double c, const Motion& vp, const Motion& ap,
+                                      double qd, double qdd, const RigidBodyInertia& I, Transform& X, Motion& vi,
+                                      Motion& ai, Force& fi) {
+  constexpr int j = (A + 2) % 3;
+  // With i, j = A+1, A+2 (mod 3): E row i = c E_tree row i + s E_tree row j, row j =
+  // c E_tree row j - s E_tree row i, row A unchanged; lane by lane on the columns.
+  V3 cv{c, c, c, c}, sv{s, s, s, s};
+  cv[A] = 1.0;
+  sv[A] = 0.0;
+  sv[j] = -s;
+  const V3 t0 = load(Xt.E.col(0)), t1 = load(Xt.E.col(1)), t2 = load(Xt.E.col(2));
+  const M3 E{cv * t0 + sv * swap_ij<A>(t0), cv * t1 + sv * swap_ij<A>(t1), cv * t2 + sv * swap_ij<A>(t2)};
+  X.E.col(0) = store(E.c0);
+  X.E.col(1) = store(E.c1);
+  X.E.col(2) = store(E.c2);
+  X.r = Xt.r;
+  const V3 r = load(Xt.r);
+  V3 unit{0.0, 0.0, 0.0, 0.0};
+  unit[A] = 1.0;
+  const V3 apw = load(ap.angular);
+  V3 aw = E * apw, al = E * (load(ap.linear) - cross(r, apw));
+  V3 vw{}, vl{};
+  if constexpr (WithVelocity) {
+    const V3 vpw = load(vp.angular);
+    vw = E * vpw + qd * unit;
+    vl = E * (load(vp.linear) - cross(r, vpw));
+    // x x (qd e_A) = (x_j qd at lane i, -x_i qd at lane j).
+    V3 q_cross{qd, qd, qd, qd};
+    q_cross[A] = 0.0;
+    q_cross[j] = -qd;
+    aw += swap_ij<A>(vw) * q_cross;
+    al += swap_ij<A>(vl) * q_cross;
+  }
+  if constexpr (WithAcceleration) aw += qdd * unit;
+  vi = Motion(store(vw), store(vl));
+  ai = Motion(store(aw), store(al));
+  fi = body_force<WithVelocity>(I, aw, al, vw, vl);  // Eq. 5
 }
 #else
 /// E x.
@@ -124,22 +181,13 @@ PLUCKER_HOT inline Force body_force(const RigidBodyInertia& I, const Motion& a, 
   }
   return f;
 }
-#endif
-
-/// unit_axis_row of every alternative of JointModel, by variant index: the backward pass
-/// reads tau_i = f_i[k] for these joints without a std::visit.
-template <std::size_t... K>
-constexpr std::array<int, sizeof...(K)> unit_axis_rows(std::index_sequence<K...>) {
-  return {detail::unit_axis_row<std::variant_alternative_t<K, JointModel>>...};
-}
-constexpr auto kUnitAxisRow = unit_axis_rows(std::make_index_sequence<std::variant_size_v<JointModel>>{});
-
-/// Pass 1 for a revolute joint about body axis A whose parent is not the base:
+/// Pass 1 for a revolute joint about body axis A whose parent is not the base, and f (Eq. 5):
 /// X = X_J(q) X_tree (a plane rotation mixes rows A+1, A+2 of E_tree; r unchanged), then
 /// v = X v_p + e_A qd (Eq. 3) and a = X a_p + e_A qdd + v x e_A qd (Eq. 4).
 template <int A, bool WithVelocity, bool WithAcceleration>
 PLUCKER_HOT inline void revolute_step(const Transform& Xt, double s, double c, const Motion& vp, const Motion& ap,
-                                      double qd, double qdd, Transform& X, Motion& vi, Motion& ai) {
+                                      double qd, double qdd, const RigidBodyInertia& I, Transform& X, Motion& vi,
+                                      Motion& ai, Force& fi) {
   constexpr int i = (A + 1) % 3, j = (A + 2) % 3;
   Mat3 E;
   for (int k = 0; k < 3; ++k) {
@@ -161,7 +209,18 @@ PLUCKER_HOT inline void revolute_step(const Transform& Xt, double s, double c, c
   }
   if constexpr (WithAcceleration) a.angular[A] += qdd;
   ai = a;
+  fi = body_force<WithVelocity>(I, ai, vi);  // Eq. 5
 }
+
+#endif
+
+/// unit_axis_row of every alternative of JointModel, by variant index: the backward pass
+/// reads tau_i = f_i[k] for these joints without a std::visit.
+template <std::size_t... K>
+constexpr std::array<int, sizeof...(K)> unit_axis_rows(std::index_sequence<K...>) {
+  return {detail::unit_axis_row<std::variant_alternative_t<K, JointModel>>...};
+}
+constexpr auto kUnitAxisRow = unit_axis_rows(std::make_index_sequence<std::variant_size_v<JointModel>>{});
 
 template <bool WithVelocity, bool WithAcceleration, ForceInput F>
 void rnea_impl(const Model& model, Data& data, const double* q, const double* v, const double* a,
@@ -179,14 +238,16 @@ void rnea_impl(const Model& model, Data& data, const double* q, const double* v,
       const double qd = WithVelocity ? v[iv] : 0.0, qdd = WithAcceleration ? a[iv] : 0.0;
       if (k == 0)
         revolute_step<0, WithVelocity, WithAcceleration>(model.X_tree(i), s, c, data.v[p], data.a[p], qd, qdd,
-                                                         data.X_up[i], data.v[i], data.a[i]);
+                                                         model.inertia(i), data.X_up[i], data.v[i], data.a[i],
+                                                         data.f[i]);
       else if (k == 1)
         revolute_step<1, WithVelocity, WithAcceleration>(model.X_tree(i), s, c, data.v[p], data.a[p], qd, qdd,
-                                                         data.X_up[i], data.v[i], data.a[i]);
+                                                         model.inertia(i), data.X_up[i], data.v[i], data.a[i],
+                                                         data.f[i]);
       else
         revolute_step<2, WithVelocity, WithAcceleration>(model.X_tree(i), s, c, data.v[p], data.a[p], qd, qdd,
-                                                         data.X_up[i], data.v[i], data.a[i]);
-      data.f[i] = body_force<WithVelocity>(model.inertia(i), data.a[i], data.v[i]);  // Eq. 5
+                                                         model.inertia(i), data.X_up[i], data.v[i], data.a[i],
+                                                         data.f[i]);
     } else {
       // Any other joint, or a child of the base (Eqs. 3-5).
       detail::visit_joint(model.joint(i), [&](const auto& joint) {
