@@ -352,7 +352,11 @@ Vec3 circle_intersection(const Vec3& c1, double r1, const Vec3& c2, double r2, i
   if (!(L > 0.0) || L > r1 + r2 || L < std::abs(r1 - r2))
     throw InvalidArgument(std::string(what) + ": the linkage cannot close at the requested angle");
   const double a = (r1 * r1 - r2 * r2 + L * L) / (2.0 * L);
-  const double h = std::sqrt(std::max(0.0, r1 * r1 - a * a));
+  // Tangent circles (a linkage at a singular, collinear configuration): h = sqrt(r1^2 - a^2)
+  // turns the rounding error of a into an O(sqrt(eps)) offset, so an a within its rounding
+  // error of +-r1 counts as tangency (h = 0), whatever the compiler's contraction of a.
+  const double a_rounding = 4.0 * std::numeric_limits<double>::epsilon() * (r1 * r1 + r2 * r2 + L * L) / (2.0 * L);
+  const double h = r1 - std::abs(a) <= a_rounding ? 0.0 : std::sqrt((r1 - a) * (r1 + a));
   const Vec3 u = d / L, n(-u.y(), u.x(), 0.0);
   return c1 + a * u + (branch >= 0 ? h : -h) * n;
 }

@@ -2,7 +2,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/QR>
 #include <cmath>
-#include <sstream>
+#include <limits>
 
 #include "detail/checks.hpp"
 #include "detail/forward_dynamics_kernels.hpp"
@@ -217,23 +217,28 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
   const auto& perm = ws.qr.colsPermutation().indices();
   auto Lr = ws.Lr.topRows(r);
   VecX& qdd = data.qdd;
+  auto solve_kkt = [&] {
+    // Method kkt, and range_space's fallback. Eq. 20 with the independent rows:
+    // [M L_r^T; L_r 0] [qdd; -lambda_r] = [tau - C + tau_a; c_r], nonsingular, by LU with
+    // partial pivoting, O((n + r)^3).
+    const MatX& M = crba(model, data, q);
+    auto K = ws.K.topLeftCorner(n + r, n + r);
+    K.topLeftCorner(n, n) = M;
+    K.topRightCorner(n, r) = Lr.transpose();
+    K.bottomLeftCorner(r, n) = Lr;
+    K.bottomRightCorner(r, r).setZero();
+    ws.kkt_b.head(n) = ws.rhs;
+    for (int k = 0; k < r; ++k) ws.kkt_b[n + k] = ws.c_stab[perm[k]];
+    detail::lu_solve_in_place(K, ws.pivots, ws.kkt_b.head(n + r));
+    ws.kkt_x.head(n + r) = ws.kkt_b.head(n + r);
+    qdd = ws.kkt_x.head(n);
+    ws.tau_c.noalias() = Lr.transpose() * ws.kkt_x.segment(n, r);  // the unknowns are -lambda_r
+    ws.tau_c = -ws.tau_c;                                           // tau_c = L_r^T lambda_r
+  };
+  data.loops.range_space_fell_back = false;
   switch (options.method) {
     case ConstrainedMethod::Kkt: {
-      // Eq. 20 with the independent rows: [M L_r^T; L_r 0] [qdd; -lambda_r] = [tau - C + tau_a;
-      // c_r], nonsingular, by LU with partial pivoting, O((n + r)^3).
-      const MatX& M = crba(model, data, q);
-      auto K = ws.K.topLeftCorner(n + r, n + r);
-      K.topLeftCorner(n, n) = M;
-      K.topRightCorner(n, r) = Lr.transpose();
-      K.bottomLeftCorner(r, n) = Lr;
-      K.bottomRightCorner(r, r).setZero();
-      ws.kkt_b.head(n) = ws.rhs;
-      for (int k = 0; k < r; ++k) ws.kkt_b[n + k] = ws.c_stab[perm[k]];
-      detail::lu_solve_in_place(K, ws.pivots, ws.kkt_b.head(n + r));
-      ws.kkt_x.head(n + r) = ws.kkt_b.head(n + r);
-      qdd = ws.kkt_x.head(n);
-      ws.tau_c.noalias() = Lr.transpose() * ws.kkt_x.segment(n, r);  // the unknowns are -lambda_r
-      ws.tau_c = -ws.tau_c;                                           // tau_c = L_r^T lambda_r
+      solve_kkt();
       break;
     }
     case ConstrainedMethod::RangeSpace: {
@@ -251,14 +256,15 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
       if (r > 0) {
         ws.A.topLeftCorner(r, r).noalias() = Lr * ws.Y.leftCols(r);
         ws.ldlt.compute(ws.A.topLeftCorner(r, r));
-        if (ws.ldlt.info() != Eigen::Success || !(ws.ldlt.vectorD().minCoeff() > 0.0)) {
-          std::ostringstream os;
-          os << "constrained_forward_dynamics (range_space): L M^-1 L^T (which squares the condition number of L) "
-                "is numerically singular although L passed the rank test with tolerance "
-             << options.rank_tolerance
-             << ": nearly dependent constraints (a near-singular configuration); raise the rank tolerance or use "
-                "the kkt / null_space method";
-          throw SingularError(os.str());
+        // L M^-1 L^T squares the condition number of L_r: near a singular configuration (L_r
+        // independent by the rank test, but only just) its pivots say cond > 1 / (1e3 eps),
+        // lambda would keep fewer than ~3 digits, and this state is solved by Eq. 20 instead.
+        const auto& D = ws.ldlt.vectorD();
+        if (ws.ldlt.info() != Eigen::Success ||
+            !(D.minCoeff() > 1e3 * std::numeric_limits<double>::epsilon() * D.cwiseAbs().maxCoeff())) {
+          data.loops.range_space_fell_back = true;
+          solve_kkt();
+          break;
         }
         ws.y.head(r) = ws.ldlt.solve(ws.g.head(r));  // lambda_r
       }

@@ -253,6 +253,34 @@ TEST(ConstrainedDynamics, ParallelogramThroughItsSingularConfiguration) {
   EXPECT_EQ(d.loops.rank, 2);
 }
 
+TEST(ConstrainedDynamics, RangeSpaceFallsBackToKktNearASingularConfiguration) {
+  // 1e-8 rad from the parallelogram's singular configuration L still has rank 2 by the rank test,
+  // but L M^-1 L^T squares its condition number past 1 / (1e3 eps): range_space solves that state
+  // as kkt, and says so. 0.3 rad away it does not.
+  FourBarParams pg;
+  pg.ground = pg.coupler = 0.8, pg.crank = pg.rocker = 0.35, pg.crank_angle = 0.0, pg.branch = 1;
+  const Model m = build_four_bar(pg);
+  Data d(m);
+  const VecX v = VecX::Zero(3), tau = VecX::Constant(3, 0.3);
+  for (double offset : {1e-8, 0.3}) {
+    SCOPED_TRACE("offset " + std::to_string(offset));
+    const VecX q = assemble(m, d, integrate(m, neutral(m), Vec3(offset, 0.0, 0.0)), {});
+    ConstrainedOptions kkt;
+    kkt.method = ConstrainedMethod::Kkt;
+    const VecX ref = constrained_forward_dynamics(m, d, q, v, tau, kkt);
+    EXPECT_FALSE(d.loops.range_space_fell_back);
+    const VecX qdd = constrained_forward_dynamics(m, d, q, v, tau);  // range_space, the default
+    EXPECT_EQ(d.loops.rank, 2);
+    EXPECT_EQ(d.loops.range_space_fell_back, offset < 1e-3);
+    EXPECT_LT(d.loops.acceleration_residual, 1e-8);
+    if (d.loops.range_space_fell_back) {
+      EXPECT_TRUE(qdd == ref);  // the same computation
+    } else {
+      EXPECT_LT((qdd - ref).norm(), 1e-10 * ref.norm());
+    }
+  }
+}
+
 TEST(ConstrainedDynamics, LoopAcrossARigidConnectionHasRankZero) {
   // A weld loop joint between a body and its child on a fixed tree joint: every row of L is zero
   // (rank 0); all methods return the tree's forward dynamics and lambda = 0.

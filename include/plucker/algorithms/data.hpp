@@ -115,6 +115,7 @@ struct Data {
     Matrix6X S_world;   ///< motion subspaces of the tree joints, world coordinates (6 x nv)
     int rank = 0;       ///< rank of L found by the last constrained solve
     double acceleration_residual = 0.0;  ///< max |L qdd - c| of the last constrained solve
+    bool range_space_fell_back = false;  ///< the last range_space solve was too ill-conditioned: solved as kkt
     LoopSolverHandle solver;             ///< decompositions and buffers, sized for (nv, nc)
   } loops;
 };

@@ -19,7 +19,8 @@ namespace plucker {
 
 enum class ConstrainedMethod : int {
   Kkt,         ///< "kkt": Eq. 20 solved directly (LU of the KKT matrix), O((n + nc)^3)
-  RangeSpace,  ///< "range_space": lambda first by Eq. 21 with O(n) tree solves, O(n nc^2 + nc^3)
+  RangeSpace,  ///< "range_space": lambda first by Eq. 21 with O(n) tree solves, O(n nc^2 + nc^3); a state
+               ///< where L M^-1 L^T has cond > 1 / (1e3 eps) is solved as kkt (data.loops.range_space_fell_back)
   NullSpace,   ///< "null_space": qdd = K y + qdd0 with L K = 0, then Eq. 22, for few independent DoF
 };
 std::string_view to_string(ConstrainedMethod method);
