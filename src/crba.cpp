@@ -61,26 +61,33 @@ void add_composite_to_parent(const Transform& X, const RigidBodyInertia& I, Rigi
   const Vec3 hA = h1 + m * r;
   const Mat3 IE = I.inertia_origin() * E;
   const double d = r.dot(h1) + r.dot(hA);
-  Mat3 S;
-  for (int b = 0; b < 3; ++b)
-    for (int a = 0; a <= b; ++a)
-      S(a, b) = S(b, a) = E.col(a).dot(IE.col(b)) - (h1[a] * r[b] + r[a] * hA[b]) + (a == b ? d : 0.0);
-  target += RigidBodyInertia::from_parameters(m, hA, S);
+  auto entry = [&](int a, int b) { return E.col(a).dot(IE.col(b)) - (h1[a] * r[b] + r[a] * hA[b]); };
+  target.add_parameters(m, hA, entry(0, 0) + d, entry(1, 1) + d, entry(2, 2) + d, entry(0, 1), entry(0, 2),
+                        entry(1, 2));
 }
 
-// f = I h for h = e_k, read off the compact inertia I = [Ibar hx; hx^T m 1] (column k).
-Vec6 inertia_column(const RigidBodyInertia& I, int k) {
+// Column c of F = I e_k, read off the compact inertia I = [Ibar hx; hx^T m 1] (column k), entry
+// by entry: I is I^C_i, just updated entry by entry by its last child (add_parameters), and
+// reading it back as 2-lane packets stalled store forwarding.
+void inertia_column(const RigidBodyInertia& I, int k, Matrix6XRowMajor& F, int c) {
+  const Mat3& Ib = I.inertia_origin();
   const Vec3& h = I.first_moment();
-  Vec6 f;
-  if (k < 3) {  // [Ibar e_k; -h x e_k]
-    f.head<3>() = I.inertia_origin().col(k);
-    f.tail<3>() = Vec3::Unit(k).cross(h);
+  const int a = k % 3, i = (a + 1) % 3, j = (a + 2) % 3;
+  if (k < 3) {  // [Ibar e_k; e_k x h]
+    F(0, c) = Ib(0, k);
+    F(1, c) = Ib(1, k);
+    F(2, c) = Ib(2, k);
+    F(3 + a, c) = 0.0;
+    F(3 + i, c) = -h[j];
+    F(3 + j, c) = h[i];
   } else {  // [h x e_a; m e_a]
-    const int a = k - 3;
-    f.head<3>() = h.cross(Vec3::Unit(a));
-    f.tail<3>() = I.mass() * Vec3::Unit(a);
+    F(a, c) = 0.0;
+    F(i, c) = h[j];
+    F(j, c) = -h[i];
+    F(3 + a, c) = I.mass();
+    F(3 + i, c) = 0.0;
+    F(3 + j, c) = 0.0;
   }
-  return f;
 }
 
 }  // namespace
@@ -112,7 +119,7 @@ void detail::crba_unchecked(const Model& model, Data& data, const double* q, Tri
       if constexpr (detail::unit_axis_row<J> >= 0) {
         if (blocks) {  // the common case: h_i = e_k, so f^C_i(i) = I^C_i e_k and row i of M is row k of F
           constexpr int k = detail::unit_axis_row<J>;
-          F.col(iv) = inertia_column(data.I_composite[i], k);  // f^C_i(i) = I^C_i h_i
+          inertia_column(data.I_composite[i], k, F, iv);  // f^C_i(i) = I^C_i h_i
           const int cols = model.subtree_v_end(i) - iv;
           data.M.row(iv).segment(iv, cols) = F.row(k).segment(iv, cols);  // Eq. 10
           return;

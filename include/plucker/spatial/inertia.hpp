@@ -81,6 +81,23 @@ class RigidBodyInertia {
     return *this;
   }
 
+  /// += the inertia with parameters (m, h, Ibar), Ibar given by its six distinct entries. For
+  /// updates whose Ibar is computed entry by entry (crba.cpp's Eq. 9): a 3x3 temporary written
+  /// as scalars and added as 2-lane packets stalled store forwarding there.
+  void add_parameters(double m, const Vec3& h, double xx, double yy, double zz, double xy, double xz, double yz) {
+    m_ += m;
+    h_ += h;
+    Ibar_(0, 0) += xx;
+    Ibar_(1, 1) += yy;
+    Ibar_(2, 2) += zz;
+    Ibar_(0, 1) += xy;
+    Ibar_(1, 0) += xy;
+    Ibar_(0, 2) += xz;
+    Ibar_(2, 0) += xz;
+    Ibar_(1, 2) += yz;
+    Ibar_(2, 1) += yz;
+  }
+
   /// X* I X^-1: the inertia given in A expressed in B (X = B_X_A).
   RigidBodyInertia transformed(const Transform& X) const;
   /// X^T I X: the inertia given in B expressed in A (X = B_X_A).
