@@ -221,20 +221,22 @@ void check_pattern_sizes(const char* fn, const JsimPattern& pattern, Eigen::Inde
 
 void pack_jsim(const JsimPattern& pattern, const Eigen::Ref<const MatX>& M, Eigen::Ref<VecX> packed) {
   check_pattern_sizes("pack_jsim", pattern, M.rows(), M.cols(), packed.size());
-  const Eigen::Index nv = M.rows();
-  for (Eigen::Index k = 0; k < nv; ++k)
-    for (int e = pattern.row_start[static_cast<std::size_t>(k)]; e < pattern.row_start[static_cast<std::size_t>(k) + 1]; ++e)
-      packed[e] = M(pattern.col[static_cast<std::size_t>(e)], k);  // the upper triangle's column k
+  const std::vector<int>& start = pattern.row_start;
+  const std::vector<int>& col = pattern.col;
+  for (std::size_t k = 0; k + 1 < start.size(); ++k)
+    for (int e = start[k]; e < start[k + 1]; ++e)
+      packed[e] = M(col[static_cast<std::size_t>(e)], static_cast<Eigen::Index>(k));  // upper triangle, column k
 }
 
 void unpack_jsim(const JsimPattern& pattern, const Eigen::Ref<const VecX>& packed, Eigen::Ref<MatX> M) {
   check_pattern_sizes("unpack_jsim", pattern, M.rows(), M.cols(), packed.size());
   M.setZero();
-  const Eigen::Index nv = M.rows();
-  for (Eigen::Index k = 0; k < nv; ++k)
-    for (int e = pattern.row_start[static_cast<std::size_t>(k)]; e < pattern.row_start[static_cast<std::size_t>(k) + 1]; ++e) {
-      const int j = pattern.col[static_cast<std::size_t>(e)];
-      M(k, j) = M(j, k) = packed[e];
+  const std::vector<int>& start = pattern.row_start;
+  const std::vector<int>& col = pattern.col;
+  for (std::size_t k = 0; k + 1 < start.size(); ++k)
+    for (int e = start[k]; e < start[k + 1]; ++e) {
+      const Eigen::Index r = static_cast<Eigen::Index>(k), j = col[static_cast<std::size_t>(e)];
+      M(r, j) = M(j, r) = packed[e];
     }
 }
 

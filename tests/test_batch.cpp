@@ -374,7 +374,8 @@ TEST(Batch, JsimPatternIsEachDofsSupportPath) {
           for (int j = model.idx_v(a) + model.joint_nv(a) - 1; j >= model.idx_v(a); --j) expected.push_back(j);
         std::reverse(expected.begin(), expected.end());
         for (int j = model.idx_v(i); j <= k; ++j) expected.push_back(j);
-        const std::vector<int> row(pattern.col.begin() + pattern.row_start[k], pattern.col.begin() + pattern.row_start[k + 1]);
+        const std::vector<int> row(pattern.col.begin() + pattern.row_start[k],
+                                   pattern.col.begin() + pattern.row_start[k + 1]);
         EXPECT_EQ(row, expected) << "DoF " << k;
       }
     Data data(model);
