@@ -323,7 +323,7 @@ void crba_lanes_packed(const Model& model, LaneScratch& s, const Eigen::Ref<cons
         }
         const XformL& X_up = compose_joint(model, s, joint, i);
         const XformL& X = s.X_top[i] = model.parent(p) == 0 ? X_up : X_up * s.X_top[p];  // i_X_t
-        for (int k = 0; k < J::NV; ++k) s.S[iv + k] = to_base(X, s_column(joint, k));      // h = tX_i S_i
+        for (int k = 0; k < J::NV; ++k) s.S[iv + k] = column_in(X, s_column(joint, k));    // h = tX_i S_i
         s.I_composite[i] = InertiaL::zero();
         InertiaL::splat(model.inertia(i)).add_transformed_inverse_to(X, s.I_composite[i]);  // tX*_i I_i iX_t
       }

@@ -354,22 +354,22 @@ inline Pack project(const SColumn& s, const ForceL& f) {
   if (s.row >= 0) return f.at(s.row);
   return dot(s.dir, s.linear ? f.lin : f.ang);
 }
-/// 0_X_i s: column s of body i's motion subspace in base coordinates, X_base = i_X_0.
-PLUCKER_HOT inline MotionL to_base(const XformL& X_base, const SColumn& s) {
+/// X^-1 s: column s of body i's motion subspace in the coordinates of frame A, X = i_X_A.
+PLUCKER_HOT inline MotionL column_in(const XformL& X, const SColumn& s) {
   MotionL m = MotionL::zero();
   if (s.row >= 0) {  // e_row: row `row % 3` of E (a column of E^T)
     const int k = s.row % 3;
-    const V3 e{{X_base.E.m[k][0], X_base.E.m[k][1], X_base.E.m[k][2]}};
+    const V3 e{{X.E.m[k][0], X.E.m[k][1], X.E.m[k][2]}};
     if (s.row < 3) {
       m.ang = e;
-      m.lin = cross(X_base.r, e);
+      m.lin = cross(X.r, e);
     } else {
       m.lin = e;
     }
     return m;
   }
   (s.linear ? m.lin : m.ang) = V3::splat(s.dir);
-  return X_base.apply_inverse(m);
+  return X.apply_inverse(m);
 }
 /// m += s x.
 inline void add_motion(const SColumn& s, MotionL& m, Pack x) {
