@@ -35,9 +35,6 @@ LaneScratch::LaneScratch(const Model& model) {
   X_top.resize(n);
   S.resize(nv);
   dof_parent = dof_parents(model);
-  dof_depth.resize(nv);
-  for (std::size_t k = 0; k < nv; ++k)
-    dof_depth[k] = dof_parent[k] < 0 ? 1 : 1 + dof_depth[static_cast<std::size_t>(dof_parent[k])];
   JsimPattern pattern = jsim_pattern(model);
   jsim_row_start = std::move(pattern.row_start);
   jsim_col = std::move(pattern.col);
@@ -329,9 +326,10 @@ void crba_lanes_packed(const Model& model, LaneScratch& s, const Eigen::Ref<cons
       }
     });
   }
-  // M_rk of every lane, r <= k in the support of k: entry depth(r) - 1 of row k of the pattern.
+  // M_rk of every lane, r <= k in the support of k: entry depth(r) - 1 of row k of the pattern,
+  // depth(r) (r's ancestors and r) being the length of row r.
   auto put = [&](int r, int k, const Pack& value) {
-    const int e = s.jsim_row_start[k] + s.dof_depth[r] - 1;
+    const int e = s.jsim_row_start[k] + (s.jsim_row_start[r + 1] - s.jsim_row_start[r]) - 1;
     for (int l = 0; l < W; ++l) packed[l][e] = value[l];
   };
   for (int i = n - 1; i > 0; --i) {

@@ -30,7 +30,6 @@ struct LaneScratch {
   std::vector<lanes::XformL> X_top;          ///< CRBA: i_X_t(i) (bodies below a top body)
   std::vector<lanes::MotionL> S;             ///< CRBA: h_k, column k of S_i in the frame of t(i), per velocity
   std::vector<int> dof_parent;               ///< dof_parents(model)
-  std::vector<int> dof_depth;                ///< number of DoF-level ancestors of k, k included
   std::vector<int> jsim_row_start, jsim_col;  ///< jsim_pattern(model)
   std::vector<int> jsim_own_block;            ///< the first entry of row k in k's own joint
   std::vector<double> packed;                 ///< CRBA: each lane's nonzeros (nnz per lane), for dense outputs
