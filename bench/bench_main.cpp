@@ -279,6 +279,7 @@ void fd(Bundle& b, int i, plucker::ForwardDynamicsMethod m) {
 const Algorithm kAlgorithms[] = {
   {"rnea", false, Task::InverseDynamics, [](Bundle& b, int i) { plucker::rnea(b.model, *b.data, b.q(i), b.v(i), b.a(i)); }},
   {"crba", false, Task::MassMatrix, [](Bundle& b, int i) { plucker::crba(b.model, *b.data, b.q(i)); }},
+  {"crba_upper", false, std::nullopt, [](Bundle& b, int i) { plucker::crba(b.model, *b.data, b.q(i), plucker::Triangle::Upper); }},
   {"aba", true, Task::ForwardDynamics, [](Bundle& b, int i) { plucker::aba(b.model, *b.data, b.q(i), b.v(i), b.tau(i)); }},
   {"forward_dynamics_crba", true, std::nullopt, [](Bundle& b, int i) { plucker::forward_dynamics_crba(b.model, *b.data, b.q(i), b.v(i), b.tau(i)); }},
   {"nonlinear_effects", false, std::nullopt, [](Bundle& b, int i) { plucker::nonlinear_effects(b.model, *b.data, b.q(i), b.v(i)); }},

@@ -41,6 +41,7 @@ Model::Model(std::string base_name) {
   subtree_.push_back({0});
   support_.emplace_back();
   X_tree_.emplace_back();
+  X_tree_translation_.push_back(1);
   inertia_.emplace_back();
   joint_.emplace_back(JointFixed{});
   idx_q_.push_back(0);
@@ -97,6 +98,7 @@ int Model::add_body(int parent, const JointModel& joint, const Transform& X_tree
   support_.push_back(support_[parent]);
   support_.back().push_back(i);
   X_tree_.push_back(X_tree);
+  X_tree_translation_.push_back(X_tree.E == Mat3::Identity() ? 1 : 0);
   inertia_.push_back(inertia);
   joint_.push_back(joint);
   idx_q_.push_back(nq_);

@@ -12,9 +12,6 @@
 // without a std::visit. The spatial products are written out below (4-lane vectors with
 // AVX2, scalars otherwise). Instructions per rnea() on talos_full with a free-flyer root
 // (callgrind): 27.2k -> 17.4k with -march=haswell, 37.4k -> 32.0k without -march.
-#include <array>
-#include <utility>
-
 #include "detail/recursion.hpp"
 #include "plucker/algorithms/rnea.hpp"
 
@@ -214,14 +211,6 @@ PLUCKER_HOT inline void revolute_step(const Transform& Xt, double s, double c, c
 
 #endif
 
-/// unit_axis_row of every alternative of JointModel, by variant index: the backward pass
-/// reads tau_i = f_i[k] for these joints without a std::visit.
-template <std::size_t... K>
-constexpr std::array<int, sizeof...(K)> unit_axis_rows(std::index_sequence<K...>) {
-  return {detail::unit_axis_row<std::variant_alternative_t<K, JointModel>>...};
-}
-constexpr auto kUnitAxisRow = unit_axis_rows(std::make_index_sequence<std::variant_size_v<JointModel>>{});
-
 template <bool WithVelocity, bool WithAcceleration, ForceInput F>
 void rnea_impl(const Model& model, Data& data, const double* q, const double* v, const double* a,
                const Force* f_ext) {
@@ -230,7 +219,7 @@ void rnea_impl(const Model& model, Data& data, const double* q, const double* v,
 
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i);
-    const int k = kUnitAxisRow[model.joint(i).index()];
+    const int k = detail::kUnitAxisRow[model.joint(i).index()];
     if (p > 0 && k >= 0 && k < 3) {
       // Revolute about body axis k, parent not the base (Eqs. 3-5).
       const int iq = model.idx_q(i), iv = model.idx_v(i);
@@ -277,7 +266,7 @@ void rnea_impl(const Model& model, Data& data, const double* q, const double* v,
   for (int i = n - 1; i > 0; --i) {
     const Force& f = data.f[i];
     double* tau = data.tau.data() + model.idx_v(i);
-    if (const int k = kUnitAxisRow[model.joint(i).index()]; k >= 0)
+    if (const int k = detail::kUnitAxisRow[model.joint(i).index()]; k >= 0)
       tau[0] = k < 3 ? f.angular[k] : f.linear[k - 3];  // Eq. 8, h_i = e_k
     else
       detail::visit_joint(model.joint(i), [&](const auto& joint) { joint.project(f, tau); });  // Eq. 8

@@ -716,4 +716,59 @@ TEST(DynamicsMergedLinks, FixedJointsMergeIntoFramesAndInertia) {
   }
 }
 
+// The CRBA's plane-rotation path (a joint about a body axis whose X_tree is a pure
+// translation: Eq. 9 and the force transforms by the double angle) against the general
+// transform path: the same tree with the same axes given as general revolute joints
+// (JointRevolute, which the fast paths do not take) must have the same M, both triangles,
+// on a branched tree with a free-flyer root and a child of the base.
+TEST(CrbaPlaneRotation, MatchesGeneralRevoluteJoints) {
+  Rng rng(121);
+  auto inertia = [&] {
+    const Vec3 c = random_vector(3, rng, 0.1);
+    const Mat3 A = random_vector(9, rng, 0.01).reshaped(3, 3);
+    const Mat3 I = Mat3(Vec3(0.02, 0.03, 0.04).asDiagonal()) + A * A.transpose();
+    return RigidBodyInertia::from_mass_com_inertia(0.5 + static_cast<double>(rng() % 3), c, I);
+  };
+  Model fast, general;
+  auto add = [&](int parent, const JointModel& fast_joint, const JointModel& general_joint, const Transform& X,
+                 const RigidBodyInertia& I, const std::string& name) {
+    const int a = fast.add_body(parent, fast_joint, X, I, name, name + "_joint");
+    const int b = general.add_body(parent, general_joint, X, I, name, name + "_joint");
+    EXPECT_EQ(a, b);
+    return a;
+  };
+  const int root = add(0, JointFreeFlyer{}, JointFreeFlyer{}, Transform(), inertia(), "root");
+  int translated = 0;
+  for (int leg = 0; leg < 3; ++leg) {
+    int parent = root;
+    for (int k = 0; k < 4; ++k) {
+      const Vec3 axis = Vec3::Unit((leg + k) % 3);
+      // One joint in each leg gets a rotated X_tree, so both paths meet in one chain.
+      const Transform X = k == 2 ? Transform::from_rpy_xyz(random_vector(3, rng, 0.5), random_vector(3, rng, 0.3))
+                                 : Transform::translation(random_vector(3, rng, 0.3));
+      const std::string name = "l" + std::to_string(leg) + "_" + std::to_string(k);
+      parent = add(parent, make_revolute(axis), JointRevolute(axis), X, inertia(), name);
+      translated += fast.X_tree_is_translation(parent) ? 1 : 0;
+    }
+  }
+  add(0, make_revolute(Vec3::UnitY()), JointRevolute(Vec3::UnitY()), Transform::translation(Vec3(0.1, 0.2, 0.3)),
+      inertia(), "on_base");
+  ASSERT_EQ(translated, 9);
+  ASSERT_FALSE(fast.X_tree_is_translation(fast.body_index("l0_2")));
+  ASSERT_TRUE(std::holds_alternative<JointRevoluteX>(fast.joint(fast.body_index("l0_0"))));
+  ASSERT_TRUE(std::holds_alternative<JointRevolute>(general.joint(general.body_index("l0_0"))));
+
+  Data df(fast), dg(general);
+  for (int s = 0; s < kStates; ++s) {
+    const VecX q = random_configuration(fast, rng);
+    for (Triangle triangle : {Triangle::Upper, Triangle::Full}) {
+      const MatX M_fast = crba(fast, df, q, triangle);
+      const MatX M_general = crba(general, dg, q, triangle);
+      // Different roundings of the same products: a few eps of the largest entry.
+      EXPECT_LE((M_fast - M_general).cwiseAbs().maxCoeff(), kSumTol * M_general.cwiseAbs().maxCoeff())
+          << "state " << s << (triangle == Triangle::Upper ? " Upper" : " Full");
+    }
+  }
+}
+
 }  // namespace

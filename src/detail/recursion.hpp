@@ -2,6 +2,10 @@
 // argument checks, for callers that validated once up front (batch.cpp).
 #pragma once
 
+#include <array>
+#include <utility>
+#include <variant>
+
 #include "checks.hpp"
 #include "plucker/algorithms/crba.hpp"
 
@@ -43,6 +47,24 @@ template <int A>
 inline constexpr int unit_axis_row<JointRevoluteAxis<A>> = A;
 template <int A>
 inline constexpr int unit_axis_row<JointPrismaticAxis<A>> = 3 + A;
+
+/// unit_axis_row of every alternative of JointModel, by variant index: loops test a joint's
+/// kind with one table load instead of a std::visit.
+template <std::size_t... K>
+constexpr std::array<int, sizeof...(K)> unit_axis_rows(std::index_sequence<K...>) {
+  return {unit_axis_row<std::variant_alternative_t<K, JointModel>>...};
+}
+inline constexpr auto kUnitAxisRow = unit_axis_rows(std::make_index_sequence<std::variant_size_v<JointModel>>{});
+
+/// X_J(q) X_tree of a revolute joint about body axis k (its kUnitAxisRow, 0..2), from
+/// s = sin q and c = cos q.
+inline Transform compose_revolute_axis(int k, double s, double c, const Transform& X_tree) {
+  switch (k) {
+    case 0: return JointRevoluteAxis<0>{}.compose_sc(s, c, X_tree);
+    case 1: return JointRevoluteAxis<1>{}.compose_sc(s, c, X_tree);
+    default: return JointRevoluteAxis<2>{}.compose_sc(s, c, X_tree);
+  }
+}
 
 /// a x (s e_A) for a 3-vector a.
 template <int A>

@@ -85,6 +85,10 @@ class Model {
 
   // ---- per body / per joint ----
   const Transform& X_tree(int i) const { return X_tree_[i]; }
+  /// True when X_tree(i) is a pure translation (E = 1 exactly): then a joint about a body axis
+  /// gives an X_up(q) whose rotation turns one coordinate plane only, and the algorithms take
+  /// cheaper products (39 of talos_full's 45 joints, every joint of solo12).
+  bool X_tree_is_translation(int i) const { return X_tree_translation_[i] != 0; }
   const RigidBodyInertia& inertia(int i) const { return inertia_[i]; }
   const JointModel& joint(int i) const { return joint_[i]; }
   int idx_q(int i) const { return idx_q_[i]; }
@@ -147,6 +151,7 @@ class Model {
   std::vector<int> parent_;
   std::vector<std::vector<int>> children_, subtree_, support_;
   std::vector<Transform> X_tree_;
+  std::vector<char> X_tree_translation_;
   std::vector<RigidBodyInertia> inertia_;
   std::vector<JointModel> joint_;
   std::vector<int> idx_q_, idx_v_, nq_j_, nv_j_, joint_of_v_;
