@@ -239,6 +239,7 @@ def count(callgrind_file, reps=1):
         return int(q) if q.denominator == 1 else float(q)
 
     result = {k: per_call(v) for k, v in totals.items()}
+    result["objects"] = sorted({os.path.basename(obj) for obj, _ in costs})
     funcs = sorted(per_func.items(), key=lambda kv: (-kv[1]["flops"], -kv[1]["instructions"]))
     result["functions"] = [dict(name=name, **{k: (per_call(v) if k != "object" else v) for k, v in d.items()})
                            for name, d in funcs if d["flops"] or d["instructions"] * 20 >= totals["instructions"]]
@@ -417,15 +418,15 @@ def main():
         print(f"{f['family']:<6} {f['algo']:<19} {f['value']:<6} {f['formula']:<36} residuals {f['residuals']}")
 
     env = environment(driver)
-    out = dict(date=env["date"], compiler=env["compiler"], flags=env["flags"], valgrind=env["valgrind"],
-               validation=validation, rows=rows, fits=fits)
+    out = dict(date=env["date"], commit=env["commit"], compiler=env["compiler"], flags=env["flags"],
+               valgrind=env["valgrind"], validation=validation, rows=rows, fits=fits)
     jpath = os.path.join(args.out, "flops.json")
     with open(jpath, "w") as f:
         json.dump(out, f, indent=1)
     print(f"wrote {jpath}")
     if args.doc:
         from flops_report import write_report  # bench/flops_report.py
-        write_report(out, args.doc)
+        write_report(out, args.doc, short_name)
         print(f"wrote {args.doc}")
 
 
@@ -444,7 +445,9 @@ def environment(driver):
         compiler = first_line([vals.get("CMAKE_CXX_COMPILER", "c++"), "--version"])
     else:
         compiler = first_line(["c++", "--version"])
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     return dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                commit=first_line(["git", "-C", root, "rev-parse", "--short", "HEAD"]),
                 compiler=compiler, flags=flags, valgrind=first_line(["valgrind", "--version"]))
 
 
