@@ -12,6 +12,7 @@ instructions (*pd, *ps) are counted lane by lane, FMAs as one mul plus one add.
 
     count_flops.py --driver build-flops/plucker_flops --out build-flops --doc docs/flops.md
     count_flops.py --parse callgrind.out [--reps K]      # counts of one callgrind file
+    count_flops.py --from-json build-flops/flops.json --doc docs/flops.md   # report only
 
 Python 3 standard library only.
 """
@@ -54,7 +55,8 @@ def lanes(suffix, operands):
 
 
 def classify(mnemonic, operands):
-    """(counts dict to add per execution) for one instruction."""
+    """The counts one execution of an instruction adds. packed_lanes and single: the flops
+    done by packed / single-precision instructions (already in mul, add, ...)."""
     m = ARITH_RE.match(mnemonic)
     if m:
         n = lanes(m.group(2), operands)
@@ -69,7 +71,9 @@ def classify(mnemonic, operands):
         n = lanes(m.group(4), operands)
         out = {"mul": n, "add": n, "fma": n}
         if m.group(4) in ("pd", "ps"):
-            out["packed_lanes"] = n
+            out["packed_lanes"] = 2 * n
+        if m.group(4) in ("ss", "ps"):
+            out["single"] = 2 * n
         return out
     if BITWISE_RE.match(mnemonic):
         return {"fp_bitwise": 1}
@@ -147,11 +151,11 @@ def parse_callgrind(path):
             if line.startswith("fn="):
                 fn = name(line[3:], "fn")
                 continue
-            if line.startswith("cob=") or line.startswith("cfn=") or line.startswith("cfi=") or line.startswith("cfl="):
-                # a callee's names: keep the (id) -> name table complete, but they do not
-                # change the object or function that the following self costs belong to
-                name(line.split("=", 1)[1], "ob" if line.startswith("cob=") else
-                     "fn" if line.startswith("cfn=") else "fl")
+            key = line.split("=", 1)[0]
+            if key in ("cob", "cfn", "cfi", "cfl", "fl", "fi", "fe"):
+                # file names and a callee's names: only kept for the (id) -> name table; they
+                # do not change the object or function that the following self costs belong to
+                name(line.split("=", 1)[1], {"cob": "ob", "cfn": "fn"}.get(key, "fl"))
                 continue
             if line.startswith("calls="):
                 skip_next = True
@@ -340,7 +344,17 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--parse", help="count one callgrind output file and exit")
     ap.add_argument("--reps", type=int, default=1, help="with --parse: algorithm calls in the region")
+    ap.add_argument("--from-json", help="only rewrite --doc from this flops.json (no runs)")
     args = ap.parse_args()
+
+    if args.from_json:
+        if not args.doc:
+            ap.error("--from-json needs --doc")
+        from flops_report import write_report  # bench/flops_report.py
+        with open(args.from_json) as f:
+            write_report(json.load(f), args.doc, short_name)
+        print(f"wrote {args.doc}")
+        return
 
     if args.parse:
         res = count(args.parse, args.reps)
