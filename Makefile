@@ -13,6 +13,10 @@
 #                    (build/bench/scaling.json, docs/scaling.png)
 #   make test-asan   ASan+UBSan build in build-asan/ + ctest
 #   make fuzz        clang libFuzzer build in build-fuzz/, each fuzzer for $(FUZZ_SECONDS) s
+#   make flops       scalar-SSE2 build in build-flops/ (no -march, no vectorisation), then
+#                    bench/count_flops.py runs plucker_flops under callgrind and counts
+#                    the floating-point instructions of one call of each algorithm
+#                    (build-flops/flops.json, docs/flops.md)
 #   make clean       remove all build directories
 
 CMAKE ?= cmake
@@ -21,6 +25,10 @@ JOBS ?= 2
 BENCH_ARGS ?=
 PYTHON ?= /usr/bin/python3
 FUZZ_SECONDS ?= 60
+FLOPS_ARGS ?=
+# Every FP operation a scalar SSE2 instruction: no Eigen SIMD, no auto-vectoriser, and
+# the default x86-64 target (no -march=native, so no FMA).
+FLOPS_CXX_FLAGS = -DEIGEN_DONT_VECTORIZE -fno-tree-vectorize -fno-tree-slp-vectorize
 
 # $(call configure,<dir>,<cmake args>): configure <dir> unless already configured.
 define configure
@@ -30,7 +38,7 @@ define configure
 	fi
 endef
 
-.PHONY: all build test demo bench bench-scaling test-asan fuzz clean
+.PHONY: all build test demo bench bench-scaling test-asan fuzz flops clean
 
 all: build
 
@@ -83,5 +91,15 @@ fuzz:
 	$(CMAKE) --build build-fuzz -j$(JOBS)
 	@scripts/run-fuzz.sh build-fuzz/fuzz $(FUZZ_SECONDS)
 
+flops:
+	@scripts/install-deps.sh --flops
+	$(call configure,build-flops,-DCMAKE_BUILD_TYPE=Release -DPLUCKER_NATIVE=OFF \
+	  "-DCMAKE_CXX_FLAGS=$(FLOPS_CXX_FLAGS)" -DPLUCKER_BUILD_FLOPS=ON \
+	  -DPLUCKER_BUILD_TESTS=OFF -DPLUCKER_BUILD_PYTHON=OFF -DPLUCKER_BUILD_EXAMPLES=OFF \
+	  -DPLUCKER_BUILD_BENCH=OFF)
+	$(CMAKE) --build build-flops --target plucker_flops -j$(JOBS)
+	$(PYTHON) bench/count_flops.py --driver build-flops/plucker_flops --out build-flops \
+	  --doc docs/flops.md $(FLOPS_ARGS)
+
 clean:
-	rm -rf build build-bench build-asan build-fuzz
+	rm -rf build build-bench build-asan build-fuzz build-flops

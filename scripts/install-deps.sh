@@ -5,6 +5,7 @@
 #   scripts/install-deps.sh            core build/test dependencies
 #   scripts/install-deps.sh --bench    + peer libraries for the benchmarks
 #   scripts/install-deps.sh --fuzz     + clang and libFuzzer runtime
+#   scripts/install-deps.sh --flops    + valgrind and objdump (operation counts)
 set -euo pipefail
 
 packages=(
@@ -15,12 +16,14 @@ packages=(
 )
 bench_packages=(libmujoco-dev liborocos-kdl-dev libkdl-parser-dev libdart-dev libdart-utils-urdf-dev)
 fuzz_packages=(clang libclang-rt-14-dev)
+flops_packages=(valgrind binutils)
 
 for arg in "$@"; do
   case "$arg" in
     --bench) packages+=("${bench_packages[@]}") ;;
     --fuzz) packages+=("${fuzz_packages[@]}") ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --flops) packages+=("${flops_packages[@]}") ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
