@@ -30,6 +30,9 @@ from fractions import Fraction
 REGION = "*plucker_flops_region*"
 ALGOS = ["rnea", "nonlinear_effects", "gravity_torques", "crba", "aba", "forward_kinematics"]
 SIZES = [8, 16, 32, 64]
+# chain: build_chain (rotated joint frames); tree: binary tree; axischain: a chain whose X_tree are
+# pure translations and whose joints turn about body z (the plane-rotation path of the CRBA).
+FAMILIES = ["chain", "tree", "axischain"]
 URDFS = [("ur5.urdf", False), ("panda.urdf", False), ("iiwa14.urdf", False),
          ("anymal.urdf", True), ("hyq.urdf", True), ("talos_full.urdf", True)]
 
@@ -372,8 +375,8 @@ def main():
     validation = validate(driver, workdir)
 
     cases = []
-    for family in ("chain", "tree"):
-        if args.quick and family == "tree":
+    for family in FAMILIES:
+        if args.quick and family != "chain":
             continue
         for n in SIZES:
             for algo in ALGOS:
@@ -413,14 +416,14 @@ def main():
               f"{r['core']:>7} {r['core'] / r['nv']:>8.1f} {r['instructions']:>8}")
 
     fits = []
-    for family in ("chain", "tree"):
+    for family in FAMILIES:
         for algo in ALGOS:
             pts = [r for r in rows if r["family"] == family and r["algo"] == algo]
             if len(pts) < 3:
                 continue
             for kind in (("linear", "quadratic", "pairs") if algo == "crba" else ("linear",)):
-                if kind == "quadratic" and family != "chain":
-                    continue  # n^2 only describes the chain; P does both
+                if kind == "quadratic" and family == "tree":
+                    continue  # n^2 only describes the chains; P does all
                 basis, names = FIT_MODELS[kind]
                 for value in ("flops", "core"):
                     coef, resid = fit_exact(pts, basis, value)

@@ -4,7 +4,9 @@
 //   plucker_flops --validate=NAME [--reps=K]
 //
 // SPEC: chain:N (build_chain(N): revolute joints about body z/y, the RNEA fast path),
-// tree:N (build_random_tree(N, 2, 0, 1): a binary tree of revolute-z joints), or
+// tree:N (build_random_tree(N, 2, 0, 1): a binary tree of revolute-z joints), axischain:N
+// (build_random_tree(N, 1, 0, 1): a chain of revolute-z joints whose X_tree are pure
+// translations, numbered depth-first: the CRBA's plane-rotation path), or
 // urdf:PATH / urdf-ff:PATH (a URDF file with a fixed base / a free-flyer root).
 // NAME: rnea, nonlinear_effects, gravity_torques, crba, aba, forward_kinematics (q, v, a).
 // Validation kernels with hand-counted operations: matvec3 (3x3 matrix times 3-vector:
@@ -65,7 +67,7 @@ std::string arg_value(int argc, char** argv, const std::string& key, const std::
 
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "plucker_flops: " << why
-            << "\nusage: plucker_flops --model=chain:N|tree:N|urdf:PATH|urdf-ff:PATH --algo=NAME [--reps=K]\n"
+            << "\nusage: plucker_flops --model=chain:N|tree:N|axischain:N|urdf:PATH|urdf-ff:PATH --algo=NAME [--reps=K]\n"
                "       plucker_flops --validate=matvec3|normalize3 [--reps=K]\n";
   std::exit(2);
 }
@@ -76,6 +78,7 @@ plucker::Model make_model(const std::string& spec) {
   const std::string kind = spec.substr(0, colon), arg = spec.substr(colon + 1);
   if (kind == "chain") return plucker::build_chain(std::stoi(arg));
   if (kind == "tree") return plucker::build_random_tree(std::stoi(arg), 2.0, 0.0, 1.0);
+  if (kind == "axischain") return plucker::build_random_tree(std::stoi(arg), 1.0, 0.0, 1.0);
   if (kind == "urdf" || kind == "urdf-ff") {
     plucker::UrdfOptions options;
     options.root = kind == "urdf-ff" ? plucker::RootJoint::FreeFlyer : plucker::RootJoint::Fixed;
