@@ -172,7 +172,9 @@ def main():
         m = methods.get(lib, {})
         w(f"| {lib} | {m.get('rnea', '–')} | {m.get('crba', '–')} | {m.get('aba', '–')} |")
     w("")
-    w("Other rows (plucker only): `forward_dynamics_crba` (CRBA + dense Cholesky), `nonlinear_effects` "
+    w("Other rows (plucker only): `crba_upper` (`crba` with `Triangle::Upper`: the upper triangle only, the "
+      "work of Pinocchio's reference figure and of MuJoCo's sparse qM; the `crba` row and its targets use the "
+      "full symmetric M), `forward_dynamics_crba` (CRBA + dense Cholesky), `nonlinear_effects` "
       "(C(q, v) = rnea(q, v, 0)), `forward_kinematics` (poses only), `jacobian` (world-frame body Jacobian "
       "of the last body).")
     w("")
