@@ -102,7 +102,7 @@ void add_composite_to_parent(const Transform& X, const RigidBodyInertia& I, Rigi
 }
 
 // Eq. 9 for E = rot_A(q): E^T Ibar E changes only the entries in the (i, j) plane, by the
-// double angle C = c^2 - s^2, S = 2 s c (about 20 flops instead of 75).
+// double angle C = c^2 - s^2, S = 2 s c; with E^T h, 19m 12a instead of 54m 36a.
 template <int A>
 void add_composite_to_parent(double s, double c, const Vec3& r, const RigidBodyInertia& I, RigidBodyInertia& target) {
   constexpr int i = (A + 1) % 3, j = (A + 2) % 3;
