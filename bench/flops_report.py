@@ -217,7 +217,8 @@ def write_report(data, path, short_name):
       "`build_random_tree(n, 1, 0, 1)` (a chain of revolute-z joints with pure-translation X_tree, "
       "numbered depth-first). URDF models from ../shared/models; (free-flyer) = a 6-DoF free-flyer "
       "root joint (its 6 DoF belong to one body, so the per-DoF figures drop). "
-      "crba = `crba(q)`, the full symmetric M (the lower triangle costs writes, no flops); nonlinear_effects = rnea with qdd = 0, gravity_torques = rnea with v = qdd = 0, "
+      "crba = `crba(q)`, the full symmetric M (the lower triangle costs writes, no flops); "
+      "nonlinear_effects = rnea with qdd = 0, gravity_torques = rnea with v = qdd = 0, "
       "forward_kinematics = poses, velocities and accelerations (q, v, a).\n")
 
     w("## Fits over n\n")
