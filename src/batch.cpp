@@ -60,13 +60,13 @@ BatchWorkspace::BatchWorkspace(const Model& model, int threads) {
   const int t = resolve_threads(threads);
   data_.reserve(static_cast<std::size_t>(t));
   lanes_.reserve(static_cast<std::size_t>(t));
+  jsim_pattern_ = plucker::jsim_pattern(model);
   for (int k = 0; k < t; ++k) {
     data_.emplace_back(model);
-    lanes_.push_back(std::make_unique<detail::LaneScratch>(model));
+    lanes_.push_back(std::make_unique<detail::LaneScratch>(model, jsim_pattern_));
   }
   errors_.resize(static_cast<std::size_t>(t));
   pool_ = std::make_unique<detail::ThreadPool>(t);
-  jsim_pattern_ = plucker::jsim_pattern(model);
 }
 
 BatchWorkspace::~BatchWorkspace() = default;
@@ -187,7 +187,7 @@ void crba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<
   BatchAccess::for_each_state(
       fn, model, workspace, B, detail::lanes_supported(model),
       [&](detail::LaneScratch& s, Eigen::Index b) {
-        detail::crba_lanes(model, s, Q, b, out, M);
+        detail::crba_lanes(model, workspace.jsim_pattern(), s, Q, b, out, M);
         return true;
       },
       [&](Data& data, Eigen::Index b) {
@@ -207,7 +207,7 @@ void crba_batch_packed(const Model& model, BatchWorkspace& workspace, const Eige
   BatchAccess::for_each_state(
       fn, model, workspace, B, detail::lanes_supported(model),
       [&](detail::LaneScratch& s, Eigen::Index b) {
-        detail::crba_lanes(model, s, Q, b, detail::CrbaOut::Packed, Mp);
+        detail::crba_lanes(model, workspace.jsim_pattern(), s, Q, b, detail::CrbaOut::Packed, Mp);
         return true;
       },
       [&](Data& data, Eigen::Index b) {

@@ -13,7 +13,7 @@ namespace plucker::detail {
 
 using namespace lanes;
 
-LaneScratch::LaneScratch(const Model& model) {
+LaneScratch::LaneScratch(const Model& model, const JsimPattern& pattern) {
   const auto n = static_cast<std::size_t>(model.nbodies()), nq = static_cast<std::size_t>(model.nq()),
              nv = static_cast<std::size_t>(model.nv());
   q.resize(nq);
@@ -35,15 +35,7 @@ LaneScratch::LaneScratch(const Model& model) {
   X_top.resize(n);
   S.resize(nv);
   dof_parent = dof_parents(model);
-  JsimPattern pattern = jsim_pattern(model);
-  jsim_row_start = std::move(pattern.row_start);
-  jsim_col = std::move(pattern.col);
-  packed.resize(static_cast<std::size_t>(W) * jsim_col.size());
-  jsim_own_block.resize(nv);
-  for (std::size_t k = 0; k < nv; ++k) {  // row k ends with the DoFs of k's joint up to k
-    const int first = model.idx_v(model.joint_of_v(static_cast<int>(k)));
-    jsim_own_block[k] = jsim_row_start[k + 1] - 1 - (static_cast<int>(k) - first);
-  }
+  packed.resize(static_cast<std::size_t>(W) * static_cast<std::size_t>(pattern.nnz()));
 }
 
 bool lanes_supported(const Model& model) {
@@ -304,8 +296,8 @@ bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>&
 // upper triangle, i.e. of row k of jsim_pattern, written to packed[l] for lane l. t(i)
 // rather than the base: the entries then do not depend on the pose of a floating root (as in
 // link coordinates), nor lose digits to its distance from the origin.
-void crba_lanes_packed(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0,
-                       double* const packed[W]) {
+void crba_lanes_packed(const Model& model, const JsimPattern& pattern, LaneScratch& s,
+                       const Eigen::Ref<const MatX>& Q, Eigen::Index b0, double* const packed[W]) {
   const int n = model.nbodies();
   load_configurations(model, s, Q, b0);
   for (int i = 1; i < n; ++i) {
@@ -328,8 +320,9 @@ void crba_lanes_packed(const Model& model, LaneScratch& s, const Eigen::Ref<cons
   }
   // M_rk of every lane, r <= k in the support of k: entry depth(r) - 1 of row k of the pattern,
   // depth(r) (r's ancestors and r) being the length of row r.
+  const std::vector<int>& start = pattern.row_start;
   auto put = [&](int r, int k, const Pack& value) {
-    const int e = s.jsim_row_start[k] + (s.jsim_row_start[r + 1] - s.jsim_row_start[r]) - 1;
+    const int e = start[k] + (start[r + 1] - start[r]) - 1;
     for (int l = 0; l < W; ++l) packed[l][e] = value[l];
   };
   for (int i = n - 1; i > 0; --i) {
@@ -344,19 +337,21 @@ void crba_lanes_packed(const Model& model, LaneScratch& s, const Eigen::Ref<cons
   }
 }
 
-void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0, CrbaOut out,
-                Eigen::Ref<MatX>& M) {
+void crba_lanes(const Model& model, const JsimPattern& pattern, LaneScratch& s, const Eigen::Ref<const MatX>& Q,
+                Eigen::Index b0, CrbaOut out, Eigen::Ref<MatX>& M) {
   double* packed[W];
-  const std::size_t nnz = s.jsim_col.size();
+  const auto nnz = static_cast<std::size_t>(pattern.nnz());
   for (int l = 0; l < W; ++l)
     packed[l] = out == CrbaOut::Packed ? M.col(b0 + l).data() : s.packed.data() + static_cast<std::size_t>(l) * nnz;
-  crba_lanes_packed(model, s, Q, b0, packed);
+  crba_lanes_packed(model, pattern, s, Q, b0, packed);
   if (out == CrbaOut::Packed || model.nv() == 0) return;
   // Dense: each lane's matrix in turn (so it stays in cache), zeros then the nonzeros: M(j, k)
   // of the upper triangle, and its mirror M(k, j) for Full, or for Upper inside a multi-DoF
-  // joint's own block (as crba).
+  // joint's own block (as crba): row k of the pattern ends with the DoFs of k's joint up to k.
   const int nv = model.nv();
   const Eigen::Index ld = M.outerStride();
+  const std::vector<int>& start = pattern.row_start;
+  const std::vector<int>& col = pattern.col;
   for (int l = 0; l < W; ++l) {
     double* Mb = M.col((b0 + l) * nv).data();
     if (ld == nv)
@@ -365,11 +360,12 @@ void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>
       for (int c = 0; c < nv; ++c) std::fill_n(Mb + c * ld, nv, 0.0);
     const double* P = packed[l];
     for (int k = 0; k < nv; ++k) {
-      const int row_end = s.jsim_row_start[k + 1];
-      for (int e = s.jsim_row_start[k]; e < row_end; ++e) Mb[k * ld + s.jsim_col[e]] = P[e];
+      const int row_end = start[k + 1];
+      for (int e = start[k]; e < row_end; ++e) Mb[k * ld + col[e]] = P[e];
       // The entries to mirror: all but the diagonal, or those of k's own joint (the last ones).
-      const int mirror_from = out == CrbaOut::Full ? s.jsim_row_start[k] : s.jsim_own_block[k];
-      for (int e = mirror_from; e < row_end - 1; ++e) Mb[s.jsim_col[e] * ld + k] = P[e];
+      const int own_first = row_end - 1 - (k - model.idx_v(model.joint_of_v(k)));
+      const int mirror_from = out == CrbaOut::Full ? start[k] : own_first;
+      for (int e = mirror_from; e < row_end - 1; ++e) Mb[col[e] * ld + k] = P[e];
     }
   }
 }

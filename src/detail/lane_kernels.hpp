@@ -14,7 +14,8 @@ namespace plucker::detail {
 /// Per-thread scratch of the lane kernels, sized for a model at construction (so that a warm
 /// batched call allocates nothing). Everything is indexed as in Data.
 struct LaneScratch {
-  explicit LaneScratch(const Model& model);
+  /// pattern = jsim_pattern(model), the workspace's (sizes the CRBA's buffer).
+  LaneScratch(const Model& model, const JsimPattern& pattern);
 
   std::vector<lanes::Pack> q, sin_q, cos_q;  ///< nq: the W states' coordinates, sin, cos
   std::vector<lanes::Pack> qd, x;            ///< nv: velocities; accelerations or torques
@@ -30,8 +31,6 @@ struct LaneScratch {
   std::vector<lanes::XformL> X_top;          ///< CRBA: i_X_t(i) (bodies below a top body)
   std::vector<lanes::MotionL> S;             ///< CRBA: h_k, column k of S_i in the frame of t(i), per velocity
   std::vector<int> dof_parent;               ///< dof_parents(model)
-  std::vector<int> jsim_row_start, jsim_col;  ///< jsim_pattern(model)
-  std::vector<int> jsim_own_block;            ///< the first entry of row k in k's own joint
   std::vector<double> packed;                 ///< CRBA: each lane's nonzeros (nnz per lane), for dense outputs
 };
 
@@ -49,7 +48,8 @@ bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>&
 /// the same entries as crba(q_b, triangle) writes; Packed: M(q_b)'s nonzeros in jsim_pattern
 /// order into column b.
 enum class CrbaOut { Full, Upper, Packed };
-void crba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0, CrbaOut out,
+void crba_lanes(const Model& model, const JsimPattern& pattern, LaneScratch& s, const Eigen::Ref<const MatX>& Q,
+                Eigen::Index b0, CrbaOut out,
                 Eigen::Ref<MatX>& M);
 
 }  // namespace plucker::detail
