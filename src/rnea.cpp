@@ -185,15 +185,7 @@ template <int A, bool WithVelocity, bool WithAcceleration>
 PLUCKER_HOT inline void revolute_step(const Transform& Xt, double s, double c, const Motion& vp, const Motion& ap,
                                       double qd, double qdd, const RigidBodyInertia& I, Transform& X, Motion& vi,
                                       Motion& ai, Force& fi) {
-  constexpr int i = (A + 1) % 3, j = (A + 2) % 3;
-  Mat3 E;
-  for (int k = 0; k < 3; ++k) {
-    E(A, k) = Xt.E(A, k);
-    E(i, k) = c * Xt.E(i, k) + s * Xt.E(j, k);
-    E(j, k) = c * Xt.E(j, k) - s * Xt.E(i, k);
-  }
-  X.E = E;
-  X.r = Xt.r;
+  X = JointRevoluteAxis<A>{}.compose_sc(s, c, Xt);
   Motion a = apply(X, ap);
   if constexpr (WithVelocity) {
     Motion v = apply(X, vp);
