@@ -90,7 +90,7 @@ void crba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<
                 Triangle triangle = Triangle::Full);
 /// Mp.col(b) = the nonzeros of M(Q.col(b)) in jsim_pattern(model) order, as pack_jsim(crba(...))
 /// gives them. Mp must be nnz x B. Same information as crba_batch, in nnz instead of nv^2
-/// doubles per state (talos_full with a free-flyer: 369 instead of 2,500): the form to use when
+/// doubles per state (talos_full with a free-flyer: 567 instead of 2,500): the form to use when
 /// many states' matrices are kept, since writing the dense ones is limited by memory bandwidth.
 void crba_batch_packed(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
                        Eigen::Ref<MatX> Mp);
