@@ -63,7 +63,7 @@ BatchWorkspace::BatchWorkspace(const Model& model, int threads) {
   jsim_pattern_ = plucker::jsim_pattern(model);
   for (int k = 0; k < t; ++k) {
     data_.emplace_back(model);
-    lanes_.push_back(std::make_unique<detail::LaneScratch>(model, jsim_pattern_));
+    lanes_.push_back(std::make_unique<detail::LaneScratch>(model));
   }
   errors_.resize(static_cast<std::size_t>(t));
   pool_ = std::make_unique<detail::ThreadPool>(t);

@@ -357,6 +357,41 @@ TEST(Batch, PackedCrbaHoldsTheNonzerosOfEachState) {
   }
 }
 
+// The outputs may be blocks of larger matrices (Eigen::Ref with an outer stride, or a range of
+// columns): the same bits as into a matrix of their own, and nothing outside the block is
+// written (the dense CRBA zeroes whole matrices and prefetches the next group's, so both must
+// stay inside M).
+TEST(Batch, OutputsMayBeBlocksOfLargerMatrices) {
+  const Model model = build_humanoid(4);
+  const int nv = model.nv(), B = 2 * batch_lanes() + 3, pad = 3;
+  const States s = random_states(model, B, 41);
+  const double sentinel = -7.25;
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    BatchWorkspace ws(model, threads);
+    for (Triangle triangle : {Triangle::Upper, Triangle::Full}) {
+      MatX M(nv, nv * B);
+      crba_batch(model, ws, s.Q, M, triangle);
+      MatX strided = MatX::Constant(nv + pad, nv * B, sentinel);  // outer stride nv + pad
+      crba_batch(model, ws, s.Q, strided.topRows(nv), triangle);
+      EXPECT_TRUE(strided.topRows(nv) == M);
+      EXPECT_TRUE((strided.bottomRows(pad).array() == sentinel).all());
+      MatX wider = MatX::Constant(nv, nv * (B + 2), sentinel);  // columns of one more state each side
+      crba_batch(model, ws, s.Q, wider.middleCols(nv, nv * B), triangle);
+      EXPECT_TRUE(wider.middleCols(nv, nv * B) == M);
+      EXPECT_TRUE((wider.leftCols(nv).array() == sentinel).all());
+      EXPECT_TRUE((wider.rightCols(nv).array() == sentinel).all());
+    }
+    const Eigen::Index nnz = ws.jsim_pattern().nnz();
+    MatX Mp(nnz, B);
+    crba_batch_packed(model, ws, s.Q, Mp);
+    MatX strided = MatX::Constant(nnz + pad, B, sentinel);
+    crba_batch_packed(model, ws, s.Q, strided.topRows(nnz));
+    EXPECT_TRUE(strided.topRows(nnz) == Mp);
+    EXPECT_TRUE((strided.bottomRows(pad).array() == sentinel).all());
+  }
+}
+
 // The pattern is the support path of each DoF, found here from the body tree (not from
 // dof_parents): the DoFs of every ancestor body, then those of the DoF's own joint up to it.
 // crba leaves every lower-triangle entry outside it zero, and pack/unpack are exact inverses.

@@ -14,8 +14,7 @@ namespace plucker::detail {
 /// Per-thread scratch of the lane kernels, sized for a model at construction (so that a warm
 /// batched call allocates nothing). Everything is indexed as in Data.
 struct LaneScratch {
-  /// pattern = jsim_pattern(model), the workspace's (sizes the CRBA's buffer).
-  LaneScratch(const Model& model, const JsimPattern& pattern);
+  explicit LaneScratch(const Model& model);
 
   std::vector<lanes::Pack> q, sin_q, cos_q;  ///< nq: the W states' coordinates, sin, cos
   std::vector<lanes::Pack> qd, x;            ///< nv: velocities; accelerations or torques
@@ -30,8 +29,6 @@ struct LaneScratch {
   std::vector<lanes::InertiaL> I_composite;  ///< CRBA: I^C_i in the frame of the top body t(i)
   std::vector<lanes::XformL> X_top;          ///< CRBA: i_X_t(i) (bodies below a top body)
   std::vector<lanes::MotionL> S;             ///< CRBA: h_k, column k of S_i in the frame of t(i), per velocity
-  std::vector<int> dof_parent;               ///< dof_parents(model)
-  std::vector<double> packed;                 ///< CRBA: each lane's nonzeros (nnz per lane), for dense outputs
 };
 
 /// True when every joint of the model has a lane kernel.
@@ -49,7 +46,6 @@ bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>&
 /// order into column b.
 enum class CrbaOut { Full, Upper, Packed };
 void crba_lanes(const Model& model, const JsimPattern& pattern, LaneScratch& s, const Eigen::Ref<const MatX>& Q,
-                Eigen::Index b0, CrbaOut out,
-                Eigen::Ref<MatX>& M);
+                Eigen::Index b0, CrbaOut out, Eigen::Ref<MatX>& M);
 
 }  // namespace plucker::detail
