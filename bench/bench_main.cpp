@@ -40,6 +40,7 @@
 #if defined(__AVX__)
 #include <immintrin.h>
 #endif
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -1123,6 +1124,14 @@ int run_scaling(const Options& opt) {
 // per state, median over the repetitions. "single" is the checked single-state function in
 // a loop over the same pool, on the calling thread. Per-core throughput = states per second
 // of process CPU time, so it is not flattered (or hurt) by how busy the other core is.
+//
+// The modes of one model and algorithm are timed in interleaved rounds (each round times
+// every mode once), so that a slow spell of this shared VM, which can last seconds, falls on
+// all of them alike instead of on whichever ran then. The one-thread modes run pinned to one
+// CPU (the last of the process's affinity mask); unpinned, the single-state rows of a run
+// came out up to 1.5x slower than the same calls in the table, at rows that changed from run
+// to run, and pinned they did not. The two-thread modes run unpinned (their workers inherit
+// the affinity of the thread that made the workspace, which is then unpinned).
 double process_cpu_s() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -1133,30 +1142,65 @@ struct BatchTiming {
   double wall_ns = 0, cpu_ns = 0;  // per state, medians
 };
 
-template <class F>
-BatchTiming time_pool(const Options& opt, int states, F&& pass) {
-  pass();  // warm up
-  std::vector<double> wall, cpu;
-  for (int r = 0; r < opt.reps; ++r) {
-    long passes = 0;
-    const auto w0 = std::chrono::steady_clock::now();
-    const double c0 = process_cpu_s();
-    double elapsed = 0;
-    do {
-      pass();
-      ++passes;
-      elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
-    } while (elapsed < opt.min_time);
-    const double c = process_cpu_s() - c0;
-    wall.push_back(1e9 * elapsed / static_cast<double>(passes * states));
-    cpu.push_back(1e9 * c / static_cast<double>(passes * states));
+/// Pins the calling thread to one CPU while alive (if it can), then restores its affinity.
+class PinnedToOneCpu {
+ public:
+  PinnedToOneCpu() {
+    if (sched_getaffinity(0, sizeof saved_, &saved_) != 0) return;
+    int last = -1;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &saved_)) last = c;
+    if (last < 0) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(last, &one);
+    pinned_ = sched_setaffinity(0, sizeof one, &one) == 0;
   }
+  ~PinnedToOneCpu() {
+    if (pinned_) sched_setaffinity(0, sizeof saved_, &saved_);
+  }
+  PinnedToOneCpu(const PinnedToOneCpu&) = delete;
+  PinnedToOneCpu& operator=(const PinnedToOneCpu&) = delete;
+
+ private:
+  cpu_set_t saved_{};
+  bool pinned_ = false;
+};
+
+struct BatchMode {
+  std::string name;  // "single", "batch/1", ...
+  int threads;
+  std::function<void()> pass;  // evaluates the whole pool once
+};
+
+std::vector<BatchTiming> time_interleaved(const Options& opt, int states, const std::vector<BatchMode>& modes) {
+  std::vector<std::vector<double>> wall(modes.size()), cpu(modes.size());
+  for (const BatchMode& m : modes) m.pass();  // warm up
+  for (int r = 0; r < opt.reps; ++r)
+    for (std::size_t k = 0; k < modes.size(); ++k) {
+      std::optional<PinnedToOneCpu> pin;
+      if (modes[k].threads == 1) pin.emplace();
+      long passes = 0;
+      const auto w0 = std::chrono::steady_clock::now();
+      const double c0 = process_cpu_s();
+      double elapsed = 0;
+      do {
+        modes[k].pass();
+        ++passes;
+        elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+      } while (elapsed < opt.min_time);
+      const double c = process_cpu_s() - c0;
+      wall[k].push_back(1e9 * elapsed / static_cast<double>(passes * states));
+      cpu[k].push_back(1e9 * c / static_cast<double>(passes * states));
+    }
   auto median = [](std::vector<double> t) {
     std::sort(t.begin(), t.end());
     const std::size_t n = t.size();
     return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
   };
-  return {median(wall), median(cpu)};
+  std::vector<BatchTiming> out;
+  for (std::size_t k = 0; k < modes.size(); ++k) out.push_back({median(wall[k]), median(cpu[k])});
+  return out;
 }
 
 int run_batch(const Options& opt) {
@@ -1170,8 +1214,9 @@ int run_batch(const Options& opt) {
   bool first = true;
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   std::printf("Batched throughput, pool of %d states per call; ns per state (wall / process CPU), states per "
-              "second per core (= per CPU-second); load average at start %s; %u hardware threads\n\n",
-              kPoolSize, loadavg().c_str(), hw);
+              "second per core (= per CPU-second); load average at start %s; %u hardware threads; modes of a "
+              "row group timed in %d interleaved rounds, one-thread modes pinned to one CPU\n\n",
+              kPoolSize, loadavg().c_str(), hw, opt.reps);
   std::printf("%-14s %-5s %-9s %10s %10s %14s %12s %12s\n", "model", "alg", "mode", "wall ns", "cpu ns",
               "states/s/core", "pinocchio/s", "x pinocchio");
   for (const Spec& spec : model_specs(notes)) {
@@ -1187,6 +1232,9 @@ int run_batch(const Options& opt) {
     const int nv = b.model.nv();
     MatX out(nv, b.n), M(nv, nv * b.n);
     const Ref3 pin = kPinocchioNs.at(b.name);
+    // Made unpinned, so that the two-thread workspaces' workers may run on either CPU.
+    plucker::BatchWorkspace ws1(b.model, 1), ws2(b.model, 2);
+    MatX Mp(ws1.jsim_pattern().nnz(), b.n);
     for (const char* alg : {"rnea", "crba", "aba"}) {
       const std::string a = alg;
       auto record = [&](const std::string& mode, int threads, const BatchTiming& t) {
@@ -1204,29 +1252,27 @@ int run_batch(const Options& opt) {
         first = false;
       };
       // crba: the upper triangle of each M (Triangle::Upper), the work of Pinocchio's reference figure.
-      record("single", 1, time_pool(opt, b.n, [&] {
-               for (int i = 0; i < b.n; ++i) {
-                 if (a == "rnea") plucker::rnea(b.model, *b.data, b.q(i), b.v(i), b.a(i));
-                 else if (a == "crba") plucker::crba(b.model, *b.data, b.q(i), plucker::Triangle::Upper);
-                 else plucker::aba(b.model, *b.data, b.q(i), b.v(i), b.tau(i));
-               }
-             }));
-      for (int threads : {1, 2}) {
-        plucker::BatchWorkspace ws(b.model, threads);
-        record("batch/" + std::to_string(threads), threads, time_pool(opt, b.n, [&] {
-                 if (a == "rnea") plucker::rnea_batch(b.model, ws, b.Q, b.V, b.A, out);
-                 else if (a == "crba") plucker::crba_batch(b.model, ws, b.Q, M, plucker::Triangle::Upper);
-                 else plucker::aba_batch(b.model, ws, b.Q, b.V, b.TAU, out);
-               }));
-      }
+      std::vector<BatchMode> modes;
+      modes.push_back({"single", 1, [&] {
+                         for (int i = 0; i < b.n; ++i) {
+                           if (a == "rnea") plucker::rnea(b.model, *b.data, b.q(i), b.v(i), b.a(i));
+                           else if (a == "crba") plucker::crba(b.model, *b.data, b.q(i), plucker::Triangle::Upper);
+                           else plucker::aba(b.model, *b.data, b.q(i), b.v(i), b.tau(i));
+                         }
+                       }});
+      for (plucker::BatchWorkspace* ws : {&ws1, &ws2})
+        modes.push_back({"batch/" + std::to_string(ws->threads()), ws->threads(), [&, ws] {
+                           if (a == "rnea") plucker::rnea_batch(b.model, *ws, b.Q, b.V, b.A, out);
+                           else if (a == "crba") plucker::crba_batch(b.model, *ws, b.Q, M, plucker::Triangle::Upper);
+                           else plucker::aba_batch(b.model, *ws, b.Q, b.V, b.TAU, out);
+                         }});
       // crba: also the packed form, each M's nonzeros only (nnz instead of nv^2 doubles written per state).
       if (a == "crba")
-        for (int threads : {1, 2}) {
-          plucker::BatchWorkspace ws(b.model, threads);
-          MatX Mp(ws.jsim_pattern().nnz(), b.n);
-          record("packed/" + std::to_string(threads), threads,
-                 time_pool(opt, b.n, [&] { plucker::crba_batch_packed(b.model, ws, b.Q, Mp); }));
-        }
+        for (plucker::BatchWorkspace* ws : {&ws1, &ws2})
+          modes.push_back({"packed/" + std::to_string(ws->threads()), ws->threads(),
+                           [&, ws] { plucker::crba_batch_packed(b.model, *ws, b.Q, Mp); }});
+      const std::vector<BatchTiming> t = time_interleaved(opt, b.n, modes);
+      for (std::size_t k = 0; k < modes.size(); ++k) record(modes[k].name, modes[k].threads, t[k]);
     }
   }
   js << "\n]\n";

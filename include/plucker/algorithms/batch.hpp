@@ -54,7 +54,8 @@ class ThreadPool;
 int batch_lanes();
 
 /// One Data and one lane scratch per thread, and threads - 1 worker threads, made once for a
-/// model (the workers wait, blocked, between calls). threads = 0:
+/// model (between calls the workers wait: spinning for up to 200 us after a call, so that
+/// back-to-back calls skip the kernel's wake-up, then blocked). threads = 0:
 /// std::thread::hardware_concurrency(). A workspace is not itself thread-safe: one batched
 /// call at a time per workspace. Movable, not copyable.
 class BatchWorkspace {
