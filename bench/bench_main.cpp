@@ -1132,6 +1132,13 @@ int run_scaling(const Options& opt) {
 // came out up to 1.5x slower than the same calls in the table, at rows that changed from run
 // to run, and pinned they did not. The two-thread modes run unpinned (their workers inherit
 // the affinity of the thread that made the workspace, which is then unpinned).
+//
+// MuJoCo's single-state call (the table's task, agreement checked first) is one more mode of
+// the same rounds, so the batched rates can also be set against Pinocchio's through the
+// issue's stable yardstick: Pinocchio's time in this run = MuJoCo's / (MuJoCo / Pinocchio of
+// the table), as the single-thread targets do. Absolute times of this VM swing by
+// 1.5x over minutes (a slow spell after sustained load), which the Pinocchio figures (taken
+// elsewhere) cannot follow; the same-round MuJoCo time does.
 double process_cpu_s() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -1213,12 +1220,15 @@ int run_batch(const Options& opt) {
   js << "[\n";
   bool first = true;
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  TempDir tmp;
   std::printf("Batched throughput, pool of %d states per call; ns per state (wall / process CPU), states per "
               "second per core (= per CPU-second); load average at start %s; %u hardware threads; modes of a "
-              "row group timed in %d interleaved rounds, one-thread modes pinned to one CPU\n\n",
+              "row group timed in %d interleaved rounds, one-thread modes pinned to one CPU; x pinocchio: "
+              "against the issue's figure; x pin (mj): against MuJoCo's time in the same rounds / the "
+              "issue's MuJoCo/Pinocchio ratio\n\n",
               kPoolSize, loadavg().c_str(), hw, opt.reps);
-  std::printf("%-14s %-5s %-9s %10s %10s %14s %12s %12s\n", "model", "alg", "mode", "wall ns", "cpu ns",
-              "states/s/core", "pinocchio/s", "x pinocchio");
+  std::printf("%-14s %-5s %-9s %10s %10s %14s %12s %12s %12s\n", "model", "alg", "mode", "wall ns", "cpu ns",
+              "states/s/core", "pinocchio/s", "x pinocchio", "x pin (mj)");
   for (const Spec& spec : model_specs(notes)) {
     if (std::find(kHeadline.begin(), kHeadline.end(), spec.name) == kHeadline.end()) continue;
     if (!std::regex_search(spec.name, filter)) continue;
@@ -1232,22 +1242,61 @@ int run_batch(const Options& opt) {
     const int nv = b.model.nv();
     MatX out(nv, b.n), M(nv, nv * b.n);
     const Ref3 pin = kPinocchioNs.at(b.name);
+    // MuJoCo on the same pool (URDF models, when built with it and it agrees with plucker).
+    const plucker_bench::StatePool pool = pool_of(b);  // the peer keeps a pointer to it
+    std::unique_ptr<Peer> mujoco;
+    std::set<Task> mujoco_tasks;
+#ifdef PLUCKER_HAVE_MUJOCO
+    if (!spec.urdf.empty()) {
+      std::ifstream in(spec.urdf);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      const std::string stripped = tmp.path() + "/" + fs::path(spec.urdf).filename().string();
+      std::ofstream(stripped) << strip_geometry(ss.str());
+      std::string why;
+      {
+        Quiet quiet;
+        try {
+          mujoco = plucker_bench::make_mujoco_peer(describe(b, stripped, spec.floating), why);
+        } catch (const std::exception& e) {
+          why = e.what();
+        }
+      }
+      if (mujoco) {
+        mujoco->set_pool(pool);
+        for (Task t : {Task::InverseDynamics, Task::MassMatrix, Task::ForwardDynamics}) {
+          std::string why_not;
+          if (mujoco->method(t, why_not).empty()) continue;
+          const Check c = check_task(b, *mujoco, t, 10);
+          if (std::isfinite(c.err) && c.err <= tolerance("mujoco")) mujoco_tasks.insert(t);
+          else notes.push_back(b.name + ": mujoco " + plucker_bench::task_name(t) + " disagrees (" + fmt_e(c.err) +
+                               "), not timed");
+        }
+      } else {
+        notes.push_back(b.name + ": mujoco not loaded (" + one_line(why) + ")");
+      }
+    }
+#endif
     // Made unpinned, so that the two-thread workspaces' workers may run on either CPU.
     plucker::BatchWorkspace ws1(b.model, 1), ws2(b.model, 2);
     MatX Mp(ws1.jsim_pattern().nnz(), b.n);
     for (const char* alg : {"rnea", "crba", "aba"}) {
       const std::string a = alg;
+      // Pinocchio's ns in these rounds by the MuJoCo yardstick (NaN without MuJoCo).
+      double pin_mj_ns = std::nan("");
       auto record = [&](const std::string& mode, int threads, const BatchTiming& t) {
         const double per_core = 1e9 / t.cpu_ns, pin_rate = 1e9 / ref_of(pin, a);
-        std::printf("%-14s %-5s %-9s %10.1f %10.1f %14.0f %12.0f %12.2f\n", b.name.c_str(), alg, mode.c_str(),
-                    t.wall_ns, t.cpu_ns, per_core, pin_rate, per_core / pin_rate);
-        char buf[512];
+        const double x_mj = pin_mj_ns / t.cpu_ns;
+        std::printf("%-14s %-5s %-9s %10.1f %10.1f %14.0f %12.0f %12.2f %12.2f\n", b.name.c_str(), alg,
+                    mode.c_str(), t.wall_ns, t.cpu_ns, per_core, pin_rate, per_core / pin_rate, x_mj);
+        char buf[640];
         std::snprintf(buf, sizeof buf,
                       "  {\"model\": \"%s\", \"algorithm\": \"%s\", \"mode\": \"%s\", \"threads\": %d, "
                       "\"wall_ns_per_state\": %.2f, \"cpu_ns_per_state\": %.2f, \"states_per_s\": %.0f, "
-                      "\"states_per_s_per_core\": %.0f, \"pinocchio_states_per_s\": %.0f}",
+                      "\"states_per_s_per_core\": %.0f, \"pinocchio_states_per_s\": %.0f, "
+                      "\"x_pinocchio_mujoco_scaled\": %s}",
                       b.name.c_str(), alg, mode.c_str(), threads, t.wall_ns, t.cpu_ns, 1e9 / t.wall_ns, per_core,
-                      pin_rate);
+                      pin_rate, std::isfinite(x_mj) ? std::to_string(x_mj).c_str() : "null");
         js << (first ? "" : ",\n") << buf;
         first = false;
       };
@@ -1271,7 +1320,15 @@ int run_batch(const Options& opt) {
         for (plucker::BatchWorkspace* ws : {&ws1, &ws2})
           modes.push_back({"packed/" + std::to_string(ws->threads()), ws->threads(),
                            [&, ws] { plucker::crba_batch_packed(b.model, *ws, b.Q, Mp); }});
+      const Task task = a == "rnea" ? Task::InverseDynamics : a == "crba" ? Task::MassMatrix : Task::ForwardDynamics;
+      const bool with_mujoco = mujoco && mujoco_tasks.count(task);
+      if (with_mujoco)
+        modes.push_back({"mujoco", 1, [&] {
+                           clean_simd_state();
+                           for (int i = 0; i < b.n; ++i) mujoco->run(task, i);
+                         }});
       const std::vector<BatchTiming> t = time_interleaved(opt, b.n, modes);
+      if (with_mujoco) pin_mj_ns = t.back().cpu_ns / ref_of(kMujocoOverPinocchio.at(b.name), a);
       for (std::size_t k = 0; k < modes.size(); ++k) record(modes[k].name, modes[k].threads, t[k]);
     }
   }
