@@ -1130,15 +1130,15 @@ int run_scaling(const Options& opt) {
 // all of them alike instead of on whichever ran then. The one-thread modes run pinned to one
 // CPU (the last of the process's affinity mask); unpinned, the single-state rows of a run
 // came out up to 1.5x slower than the same calls in the table, at rows that changed from run
-// to run, and pinned they did not. The two-thread modes run unpinned (their workers inherit
+// to run; pinned, they matched the table but for the first rows of one run. The two-thread modes run unpinned (their workers inherit
 // the affinity of the thread that made the workspace, which is then unpinned).
 //
 // MuJoCo's single-state call (the table's task, agreement checked first) is one more mode of
 // the same rounds, so the batched rates can also be set against Pinocchio's through the
 // issue's stable yardstick: Pinocchio's time in this run = MuJoCo's / (MuJoCo / Pinocchio of
 // the table), as the single-thread targets do. Absolute times of this VM swing by
-// 1.5x over minutes (a slow spell after sustained load), which the Pinocchio figures (taken
-// elsewhere) cannot follow; the same-round MuJoCo time does.
+// up to 1.7x in slow spells lasting minutes, which the Pinocchio figures (taken elsewhere)
+// cannot follow; the same-round MuJoCo time does.
 double process_cpu_s() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
