@@ -217,6 +217,16 @@ class TempDir {
   std::string path_;
 };
 
+/// A copy of the URDF without <visual>/<collision> in tmp (what the peers load); its path.
+std::string stripped_copy(const std::string& urdf, const TempDir& tmp) {
+  std::ifstream in(urdf);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string stripped = tmp.path() + "/" + fs::path(urdf).filename().string();
+  std::ofstream(stripped) << strip_geometry(ss.str());
+  return stripped;
+}
+
 // ---------------------------------------------------------------------------
 // A model under test with its state pool, workspace and peers.
 // ---------------------------------------------------------------------------
@@ -391,6 +401,25 @@ plucker_bench::ModelDesc describe(const Bundle& b, const std::string& stripped, 
   }
   for (int k = 0; k < 3; ++k) d.gravity[k] = b.model.gravity()[k];
   return d;
+}
+
+/// The peer's adapter, its library's printing silenced; nullptr with `why` (the factory's
+/// reason, the exception, or else what the library printed) when it cannot be made.
+std::unique_ptr<Peer> create_peer(plucker_bench::PeerFactory factory, const plucker_bench::ModelDesc& desc,
+                                  std::string& why) {
+  std::unique_ptr<Peer> peer;
+  std::string printed;
+  {
+    Quiet quiet;
+    try {
+      peer = factory(desc, why);
+    } catch (const std::exception& e) {
+      why = std::string("exception: ") + e.what();
+    }
+    printed = quiet.release();
+  }
+  if (!peer && why.empty()) why = printed;
+  return peer;
 }
 
 plucker_bench::StatePool pool_of(const Bundle& b) {
@@ -674,11 +703,7 @@ int run_models(const Options& opt) {
         uo.root = spec.floating ? plucker::RootJoint::FreeFlyer : plucker::RootJoint::Fixed;
         uo.on_warning = [](const std::string&) {};
         b->model = plucker::load_urdf(spec.urdf, uo);
-        std::ifstream in(spec.urdf);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        stripped = tmp.path() + "/" + fs::path(spec.urdf).filename().string();
-        std::ofstream(stripped) << strip_geometry(ss.str());
+        stripped = stripped_copy(spec.urdf, tmp);
       }
     } catch (const std::exception& e) {
       notes.push_back(spec.name + ": not loaded by plucker (" + one_line(e.what()) + "), skipped");
@@ -708,20 +733,9 @@ int run_models(const Options& opt) {
       const int nstates = b->model.nv() > 200 ? 3 : 10;
       for (auto& [lib, factory] : factories) {
         std::string why;
-        std::unique_ptr<Peer> peer;
-        std::string printed;
-        {
-          Quiet quiet;
-          try {
-            peer = factory(desc, why);
-          } catch (const std::exception& e) {
-            why = std::string("exception: ") + e.what();
-          }
-          printed = quiet.release();
-        }
+        std::unique_ptr<Peer> peer = create_peer(factory, desc, why);
         const std::string head = "agreement " + lib + " " + b->name + ": ";
         if (!peer) {
-          if (why.empty()) why = printed;
           agreement.push_back(head + "not compared, not timed (" + one_line(why) + ")");
           continue;
         }
@@ -1248,20 +1262,9 @@ int run_batch(const Options& opt) {
     std::set<Task> mujoco_tasks;
 #ifdef PLUCKER_HAVE_MUJOCO
     if (!spec.urdf.empty()) {
-      std::ifstream in(spec.urdf);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      const std::string stripped = tmp.path() + "/" + fs::path(spec.urdf).filename().string();
-      std::ofstream(stripped) << strip_geometry(ss.str());
+      const std::string stripped = stripped_copy(spec.urdf, tmp);
       std::string why;
-      {
-        Quiet quiet;
-        try {
-          mujoco = plucker_bench::make_mujoco_peer(describe(b, stripped, spec.floating), why);
-        } catch (const std::exception& e) {
-          why = e.what();
-        }
-      }
+      mujoco = create_peer(&plucker_bench::make_mujoco_peer, describe(b, stripped, spec.floating), why);
       if (mujoco) {
         mujoco->set_pool(pool);
         for (Task t : {Task::InverseDynamics, Task::MassMatrix, Task::ForwardDynamics}) {
