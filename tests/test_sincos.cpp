@@ -14,7 +14,7 @@
 #include <random>
 #include <vector>
 
-#include "../src/detail/sincos.hpp"
+#include "../src/spatial/sincos.hpp"
 
 namespace {
 

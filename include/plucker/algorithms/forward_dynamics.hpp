@@ -61,11 +61,6 @@ const VecX& rnea_composite(const Model& model, Data& data, const Eigen::Ref<cons
 // Branch-induced sparsity (paper 003, Featherstone 2005): factorisations in place on M
 // ============================================================================================
 
-/// The parent array at DoF level, lambda(k) for k = 0..nv-1: the previous DoF of the same joint,
-/// else the last DoF of the nearest ancestor joint that has DoFs, else -1. M(i, j) (i > j) can be
-/// nonzero only when j is an ancestor of i in this array (a DoF-level ancestor). Also Data::dof_parent.
-std::vector<int> dof_parents(const Model& model);
-
 /// M = L^T D L (L unit lower triangular, D diagonal) in place on data.M, which must hold M's upper
 /// triangle (crba with either Triangle, mass_matrix_*): only the upper triangle is read. Afterwards
 /// the strict upper triangle of data.M holds L^T (data.M(j, i) = L(i, j), j < i: row i of L is
@@ -107,11 +102,13 @@ FactorisationCost dense_cholesky_cost(int n);
 /// x = M(q)^-1 b by conjugate gradient (paper 002 §4, the loop of Ref. 18): every M p is the O(N)
 /// product mass_times on one set of poses; M is never formed. With `preconditioned`, the
 /// preconditioner is Lambda = diag(H R H*) (Jain; Ref. 5), the d x d diagonal blocks of M from
-/// the composite inertias R, O(N). Iterates until |r| <= tolerance |b| (recursively updated
-/// residual) or max_iterations (default 10 nv); data.cg reports iterations, residual and
-/// convergence (not converging is reported, not thrown). Throws SingularError naming the joint
+/// the composite inertias R, O(N). Iterates until the true residual |b - M x| is at most
+/// tolerance |b|, or at the floor of rounding (normwise backward error |b - M x| / (|M| |x| + |b|)
+/// at most 10 eps, |M| estimated by its largest diagonal entry), and reports iterations, relative
+/// residual and backward error in data.cg; throws ConvergenceError (with iterations and relative
+/// residual) when max_iterations (default 20 nv, a safety net) pass first. Throws SingularError naming the joint
 /// when a block of diag(H R H*) is singular (massless subtree) or when p^T M p vanishes.
-/// Returns data.fd_x.
+/// forward_dynamics(method cg or pcg) uses tolerance 1e-14.
 const VecX& solve_conjugate_gradient(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                                      const Eigen::Ref<const VecX>& b, bool preconditioned, double tolerance = 1e-14,
                                      int max_iterations = -1);

@@ -8,9 +8,6 @@
 
 namespace plucker {
 
-/// External forces, one per body (index 0, the base, is ignored). Size nbodies().
-using ExternalForces = std::span<const Force>;
-
 /// tau = ID(q, v, a): the generalised forces that produce acceleration a at (q, v) under
 /// gravity (a fictitious base acceleration -g, paper 000). Returns data.tau.
 const VecX& rnea(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,

@@ -1,22 +1,21 @@
-// The joint library (paper 000 §3.1, paper 002 §2: a joint has nq position and
-// nv motion variables, nq >= nv).
-//
-// Every joint kind is a small struct with the same members, so that algorithms
-// are written once as templates and specialised per joint kind (dispatch is one
-// std::visit per body, outside the arithmetic):
+// The joint library (paper 000 §3.1, paper 002 §2: a joint has nq position and nv motion
+// variables, nq >= nv): the joint kinds as small descriptions (an axis, a pitch, a basis, a
+// subspace) with their configuration-space operations. Their kinematics — X_J(q) X_tree, S v,
+// S^T f, v x S qd — are written once in src/model/joint_kernels.hpp, generic over the scalar
+// (one state, or W states in SIMD lanes), and used by every algorithm; the members below give
+// them on double for users and tests:
 //   static constexpr int NQ, NV          (NV == Eigen::Dynamic for JointGeneral)
 //   int nq() const, nv() const
-//   Transform transform(const double* q)              X_J(q): joint frame -> body frame
+//   Transform transform(const double* q)                X_J(q): joint frame -> body frame
 //   Transform compose(const double* q, const Transform& X_tree)   X_J(q) * X_tree
-//   Motion motion(const double* v)                    S v (the joint velocity v_J)
-//   void project(const Force& f, double* out)         out = S^T f  (Eq. 8)
-//   MatS S()                                          the motion subspace, 6 x nv
-//   template<M> auto times_S(const M& I6)             I6 * S  (6 x nv) for a 6x6 I6
+//   Motion motion(const double* v)                      S v (the joint velocity v_J)
+//   void project(const Force& f, double* out)           out = S^T f  (Eq. 8)
+//   MatS6 S()                                           the motion subspace, 6 x nv
+//   MatS6 times_S(const Mat6& I6)                       I6 * S  (6 x nv)
 //   neutral / integrate / difference / normalize / random  (configuration space)
 //
-// Every motion subspace here is constant in the body frame, so the apparent
-// derivative c_J = (d/dt S) v is zero and the velocity-product term of Eq. 4 is
-// v_i x (S v) (RBDA Eq. 3.40); bias() returns c_J for completeness.
+// Every motion subspace here is constant in the body frame, so the apparent derivative
+// c_J = (d/dt S) v is zero and the velocity-product term of Eq. 4 is v_i x (S v) (RBDA Eq. 3.40).
 //
 // Quaternions are stored [qx qy qz qw] (Eigen's coeffs order), body-to-parent.
 #pragma once
@@ -59,6 +58,18 @@ inline double uniform(std::mt19937_64& rng, double lo, double hi) {
 double sample_bound(double limit, double fallback);
 }  // namespace detail
 
+/// The kinematics on double of a joint kind J (defined in src/model/joints.cpp from the
+/// generic kernels of src/model/joint_kernels.hpp).
+template <class J>
+struct JointKinematics {
+  Transform transform(const double* q) const;
+  Transform compose(const double* q, const Transform& X_tree) const;
+  Motion motion(const double* v) const;
+  void project(const Force& f, double* out) const;
+  MatS6 S() const;
+  MatS6 times_S(const Mat6& I6) const;
+};
+
 /// Common configuration code for joints whose q is a plain vector (nq == nv).
 template <int N>
 struct VectorSpaceConfig {
@@ -80,63 +91,22 @@ struct VectorSpaceConfig {
 };
 
 /// A welded joint (0 DoF). Kept for hand-built models; the URDF loader merges fixed joints instead.
-struct JointFixed : VectorSpaceConfig<0> {
+struct JointFixed : VectorSpaceConfig<0>, JointKinematics<JointFixed> {
   static constexpr int NQ = 0, NV = 0;
   static constexpr std::string_view kind = "fixed";
   int nq() const { return 0; }
   int nv() const { return 0; }
-  Transform transform(const double*) const { return Transform(); }
-  Transform compose(const double*, const Transform& X_tree) const { return X_tree; }
-  Motion motion(const double*) const { return Motion(); }
-  void project(const Force&, double*) const {}
-  MatS6 S() const { return MatS6(6, 0); }
-  template <class M>
-  Eigen::Matrix<double, 6, 0> times_S(const M&) const {
-    return {};
-  }
 };
 
 /// Revolute joint about the body frame's x (A=0), y (A=1) or z (A=2) axis: the fast path.
 template <int A>
-struct JointRevoluteAxis : VectorSpaceConfig<1> {
+struct JointRevoluteAxis : VectorSpaceConfig<1>, JointKinematics<JointRevoluteAxis<A>> {
   static_assert(A >= 0 && A < 3);
   static constexpr int NQ = 1, NV = 1;
   static constexpr std::string_view kind = A == 0 ? "revolute_x" : A == 1 ? "revolute_y" : "revolute_z";
   int nq() const { return 1; }
   int nv() const { return 1; }
   Vec3 axis() const { return Vec3::Unit(A); }
-  Transform transform(const double* q) const {
-    return A == 0 ? Transform::rot_x(q[0]) : A == 1 ? Transform::rot_y(q[0]) : Transform::rot_z(q[0]);
-  }
-  Transform compose(const double* q, const Transform& X_tree) const {
-    return compose_sc(std::sin(q[0]), std::cos(q[0]), X_tree);
-  }
-  /// X_J X_tree from s = sin q, c = cos q: a plane rotation mixes only two rows of E_tree;
-  /// r is unchanged.
-  Transform compose_sc(double s, double c, const Transform& X_tree) const {
-    constexpr int i = (A + 1) % 3, j = (A + 2) % 3;
-    Transform X;
-    X.E.row(A) = X_tree.E.row(A);
-    X.E.row(i) = c * X_tree.E.row(i) + s * X_tree.E.row(j);
-    X.E.row(j) = c * X_tree.E.row(j) - s * X_tree.E.row(i);
-    X.r = X_tree.r;
-    return X;
-  }
-  Motion motion(const double* v) const {
-    Motion m;
-    m.angular[A] = v[0];
-    return m;
-  }
-  void project(const Force& f, double* out) const { out[0] = f.angular[A]; }
-  MatS6 S() const {
-    MatS6 s = MatS6::Zero(6, 1);
-    s(A, 0) = 1.0;
-    return s;
-  }
-  template <class M>
-  Vec6 times_S(const M& I6) const {
-    return I6.col(A);
-  }
 };
 using JointRevoluteX = JointRevoluteAxis<0>;
 using JointRevoluteY = JointRevoluteAxis<1>;
@@ -144,33 +114,13 @@ using JointRevoluteZ = JointRevoluteAxis<2>;
 
 /// Prismatic joint along the body frame's x, y or z axis.
 template <int A>
-struct JointPrismaticAxis : VectorSpaceConfig<1> {
+struct JointPrismaticAxis : VectorSpaceConfig<1>, JointKinematics<JointPrismaticAxis<A>> {
   static_assert(A >= 0 && A < 3);
   static constexpr int NQ = 1, NV = 1;
   static constexpr std::string_view kind = A == 0 ? "prismatic_x" : A == 1 ? "prismatic_y" : "prismatic_z";
   int nq() const { return 1; }
   int nv() const { return 1; }
   Vec3 axis() const { return Vec3::Unit(A); }
-  Transform transform(const double* q) const { return Transform::translation(Vec3::Unit(A) * q[0]); }
-  /// X_J X_tree with X_J a pure translation d e_A: r = r_tree + E_tree^T (d e_A).
-  Transform compose(const double* q, const Transform& X_tree) const {
-    return Transform(X_tree.E, X_tree.r + q[0] * X_tree.E.row(A).transpose());
-  }
-  Motion motion(const double* v) const {
-    Motion m;
-    m.linear[A] = v[0];
-    return m;
-  }
-  void project(const Force& f, double* out) const { out[0] = f.linear[A]; }
-  MatS6 S() const {
-    MatS6 s = MatS6::Zero(6, 1);
-    s(3 + A, 0) = 1.0;
-    return s;
-  }
-  template <class M>
-  Vec6 times_S(const M& I6) const {
-    return I6.col(3 + A);
-  }
 };
 using JointPrismaticX = JointPrismaticAxis<0>;
 using JointPrismaticY = JointPrismaticAxis<1>;
@@ -178,66 +128,28 @@ using JointPrismaticZ = JointPrismaticAxis<2>;
 
 /// Screw joint about/along a unit axis through the joint-frame origin, `pitch` metres per
 /// radian. pitch = 0 is a revolute joint about any axis.
-struct JointHelical : VectorSpaceConfig<1> {
+struct JointHelical : VectorSpaceConfig<1>, JointKinematics<JointHelical> {
   static constexpr int NQ = 1, NV = 1;
   static constexpr std::string_view kind = "helical";
   Vec3 axis = Vec3::UnitZ();
   double pitch = 0.0;
   int nq() const { return 1; }
   int nv() const { return 1; }
-  Transform transform(const double* q) const {
-    const Mat3 R = Eigen::AngleAxisd(q[0], axis).toRotationMatrix();
-    return Transform(R.transpose(), (pitch * q[0]) * axis);
-  }
-  Transform compose(const double* q, const Transform& X_tree) const { return transform(q) * X_tree; }
-  Motion column() const { return Motion(axis, pitch * axis); }
-  Motion motion(const double* v) const { return column() * v[0]; }
-  void project(const Force& f, double* out) const { out[0] = dot(column(), f); }
-  MatS6 S() const { return column().vector(); }
-  template <class M>
-  Vec6 times_S(const M& I6) const {
-    return I6.template leftCols<3>() * axis + I6.template rightCols<3>() * (pitch * axis);
-  }
 };
 
 /// Revolute joint about an arbitrary unit axis.
-struct JointRevolute : JointHelical {
+struct JointRevolute : VectorSpaceConfig<1>, JointKinematics<JointRevolute> {
+  static constexpr int NQ = 1, NV = 1;
   static constexpr std::string_view kind = "revolute";
+  Vec3 axis = Vec3::UnitZ();
   JointRevolute() = default;
-  explicit JointRevolute(const Vec3& a) {
-    axis = a;
-    pitch = 0.0;
-  }
-  Motion column() const { return Motion(axis, Vec3::Zero()); }
-  Motion motion(const double* v) const { return Motion(axis * v[0], Vec3::Zero()); }
-  void project(const Force& f, double* out) const { out[0] = axis.dot(f.angular); }
-  MatS6 S() const { return column().vector(); }
-  template <class M>
-  Vec6 times_S(const M& I6) const {
-    return I6.template leftCols<3>() * axis;
-  }
-  Transform transform(const double* q) const {
-    return Transform(Eigen::AngleAxisd(q[0], axis).toRotationMatrix().transpose(), Vec3::Zero());
-  }
-  Transform compose(const double* q, const Transform& X_tree) const {
-    return compose_sc(std::sin(q[0]), std::cos(q[0]), X_tree);
-  }
-  /// From s = sin q, c = cos q: E_J = R^T = c 1 - s [a]x + (1 - c) a a^T (Rodrigues).
-  Transform compose_sc(double s, double c, const Transform& X_tree) const {
-    Mat3 EJ = (1.0 - c) * axis * axis.transpose();
-    EJ.diagonal().array() += c;
-    EJ(0, 1) += s * axis.z();
-    EJ(0, 2) -= s * axis.y();
-    EJ(1, 0) -= s * axis.z();
-    EJ(1, 2) += s * axis.x();
-    EJ(2, 0) += s * axis.y();
-    EJ(2, 1) -= s * axis.x();
-    return Transform(EJ * X_tree.E, X_tree.r);
-  }
+  explicit JointRevolute(const Vec3& a) : axis(a) {}
+  int nq() const { return 1; }
+  int nv() const { return 1; }
 };
 
 /// Prismatic joint along an arbitrary unit axis.
-struct JointPrismatic : VectorSpaceConfig<1> {
+struct JointPrismatic : VectorSpaceConfig<1>, JointKinematics<JointPrismatic> {
   static constexpr int NQ = 1, NV = 1;
   static constexpr std::string_view kind = "prismatic";
   Vec3 axis = Vec3::UnitZ();
@@ -245,84 +157,27 @@ struct JointPrismatic : VectorSpaceConfig<1> {
   explicit JointPrismatic(const Vec3& a) : axis(a) {}
   int nq() const { return 1; }
   int nv() const { return 1; }
-  Transform transform(const double* q) const { return Transform::translation(axis * q[0]); }
-  Transform compose(const double* q, const Transform& X_tree) const {
-    return Transform(X_tree.E, X_tree.r + X_tree.E.transpose() * (axis * q[0]));
-  }
-  Motion motion(const double* v) const { return Motion(Vec3::Zero(), axis * v[0]); }
-  void project(const Force& f, double* out) const { out[0] = axis.dot(f.linear); }
-  MatS6 S() const { return Motion(Vec3::Zero(), axis).vector(); }
-  template <class M>
-  Vec6 times_S(const M& I6) const {
-    return I6.template rightCols<3>() * axis;
-  }
 };
 
 /// Cylindrical joint: rotation q[0] about and translation q[1] along one unit axis.
-struct JointCylindrical : VectorSpaceConfig<2> {
+struct JointCylindrical : VectorSpaceConfig<2>, JointKinematics<JointCylindrical> {
   static constexpr int NQ = 2, NV = 2;
   static constexpr std::string_view kind = "cylindrical";
   Vec3 axis = Vec3::UnitZ();
   int nq() const { return 2; }
   int nv() const { return 2; }
-  Transform transform(const double* q) const {
-    return Transform(Eigen::AngleAxisd(q[0], axis).toRotationMatrix().transpose(), axis * q[1]);
-  }
-  Transform compose(const double* q, const Transform& X_tree) const { return transform(q) * X_tree; }
-  Motion motion(const double* v) const { return Motion(axis * v[0], axis * v[1]); }
-  void project(const Force& f, double* out) const {
-    out[0] = axis.dot(f.angular);
-    out[1] = axis.dot(f.linear);
-  }
-  MatS6 S() const {
-    MatS6 s = MatS6::Zero(6, 2);
-    s.block<3, 1>(0, 0) = axis;
-    s.block<3, 1>(3, 1) = axis;
-    return s;
-  }
-  template <class M>
-  Eigen::Matrix<double, 6, 2> times_S(const M& I6) const {
-    Eigen::Matrix<double, 6, 2> out;
-    out.col(0) = I6.template leftCols<3>() * axis;
-    out.col(1) = I6.template rightCols<3>() * axis;
-    return out;
-  }
 };
 
 /// Planar joint: translation in a plane and rotation about its normal.
 /// q = [x, y, cos(theta), sin(theta)] (nq = 4), v = [vx, vy, omega] in the body frame (nv = 3).
 /// The plane is spanned by the first two columns of `basis` (its third column is the normal);
 /// basis = identity is the xy plane. URDF planar joints use the joint axis as the normal.
-struct JointPlanar {
+struct JointPlanar : JointKinematics<JointPlanar> {
   static constexpr int NQ = 4, NV = 3;
   static constexpr std::string_view kind = "planar";
   Mat3 basis = Mat3::Identity();
   int nq() const { return 4; }
   int nv() const { return 3; }
-  Transform transform(const double* q) const;
-  Transform compose(const double* q, const Transform& X_tree) const { return transform(q) * X_tree; }
-  Motion motion(const double* v) const {
-    return Motion(basis.col(2) * v[2], basis.col(0) * v[0] + basis.col(1) * v[1]);
-  }
-  void project(const Force& f, double* out) const {
-    out[0] = basis.col(0).dot(f.linear);
-    out[1] = basis.col(1).dot(f.linear);
-    out[2] = basis.col(2).dot(f.angular);
-  }
-  MatS6 S() const {
-    MatS6 s = MatS6::Zero(6, 3);
-    s.block<3, 1>(3, 0) = basis.col(0);
-    s.block<3, 1>(3, 1) = basis.col(1);
-    s.block<3, 1>(0, 2) = basis.col(2);
-    return s;
-  }
-  template <class M>
-  Eigen::Matrix<double, 6, 3> times_S(const M& I6) const {
-    Eigen::Matrix<double, 6, 3> out;
-    out.leftCols<2>() = I6.template rightCols<3>() * basis.leftCols<2>();
-    out.col(2) = I6.template leftCols<3>() * basis.col(2);
-    return out;
-  }
   void neutral(double* q) const {
     q[0] = q[1] = q[3] = 0.0;
     q[2] = 1.0;
@@ -340,32 +195,11 @@ struct JointPlanar {
 
 /// Spherical (ball) joint: q = unit quaternion [qx qy qz qw] body-to-parent, v = angular
 /// velocity in the body frame.
-struct JointSpherical {
+struct JointSpherical : JointKinematics<JointSpherical> {
   static constexpr int NQ = 4, NV = 3;
   static constexpr std::string_view kind = "spherical";
   int nq() const { return 4; }
   int nv() const { return 3; }
-  Transform transform(const double* q) const {
-    return Transform(detail::quat_from(q).toRotationMatrix().transpose(), Vec3::Zero());
-  }
-  Transform compose(const double* q, const Transform& X_tree) const {
-    return Transform(detail::quat_from(q).toRotationMatrix().transpose() * X_tree.E, X_tree.r);
-  }
-  Motion motion(const double* v) const { return Motion(Vec3(v[0], v[1], v[2]), Vec3::Zero()); }
-  void project(const Force& f, double* out) const {
-    out[0] = f.angular[0];
-    out[1] = f.angular[1];
-    out[2] = f.angular[2];
-  }
-  MatS6 S() const {
-    MatS6 s = MatS6::Zero(6, 3);
-    s.topRows<3>().setIdentity();
-    return s;
-  }
-  template <class M>
-  Eigen::Matrix<double, 6, 3> times_S(const M& I6) const {
-    return I6.template leftCols<3>();
-  }
   void neutral(double* q) const {
     q[0] = q[1] = q[2] = 0.0;
     q[3] = 1.0;
@@ -382,27 +216,11 @@ struct JointSpherical {
 /// Free-flyer (6-DoF) joint: q = [x y z qx qy qz qw] (position of the body origin in the
 /// parent frame, unit quaternion body-to-parent); v = [omega; v] of the body in body
 /// coordinates (v = velocity of the body origin), so S = identity.
-struct JointFreeFlyer {
+struct JointFreeFlyer : JointKinematics<JointFreeFlyer> {
   static constexpr int NQ = 7, NV = 6;
   static constexpr std::string_view kind = "free_flyer";
   int nq() const { return 7; }
   int nv() const { return 6; }
-  Transform transform(const double* q) const {
-    return Transform(detail::quat_from(q + 3).toRotationMatrix().transpose(), Vec3(q[0], q[1], q[2]));
-  }
-  Transform compose(const double* q, const Transform& X_tree) const { return transform(q) * X_tree; }
-  Motion motion(const double* v) const { return Motion(Vec3(v[0], v[1], v[2]), Vec3(v[3], v[4], v[5])); }
-  void project(const Force& f, double* out) const {
-    for (int k = 0; k < 3; ++k) {
-      out[k] = f.angular[k];
-      out[3 + k] = f.linear[k];
-    }
-  }
-  MatS6 S() const { return MatS6::Identity(6, 6); }
-  template <class M>
-  Mat6 times_S(const M& I6) const {
-    return I6;
-  }
   void neutral(double* q) const {
     for (int k = 0; k < 6; ++k) q[k] = 0.0;
     q[6] = 1.0;
@@ -419,25 +237,14 @@ struct JointFreeFlyer {
 /// X_J(q) = exp(S q) (screw motion by the twist S q). S must have independent columns that
 /// commute (crm(s_i) s_j = 0): then S is the exact motion subspace at every q. Checked by
 /// make_general_joint().
-struct JointGeneral {
+struct JointGeneral : JointKinematics<JointGeneral> {
   static constexpr int NQ = Eigen::Dynamic, NV = Eigen::Dynamic;
   static constexpr std::string_view kind = "general";
   MatS6 subspace = MatS6::Zero(6, 1);
   int nq() const { return static_cast<int>(subspace.cols()); }
   int nv() const { return static_cast<int>(subspace.cols()); }
-  Transform transform(const double* q) const;
-  Transform compose(const double* q, const Transform& X_tree) const { return transform(q) * X_tree; }
-  Motion motion(const double* v) const {
-    return Motion(subspace * Eigen::Map<const Eigen::VectorXd>(v, subspace.cols()));
-  }
-  void project(const Force& f, double* out) const {
-    Eigen::Map<Eigen::VectorXd>(out, subspace.cols()).noalias() = subspace.transpose() * f.vector();
-  }
-  MatS6 S() const { return subspace; }
-  template <class M>
-  MatS6 times_S(const M& I6) const {
-    return I6 * subspace;
-  }
+  /// X_J(q) = exp(S q) as a coordinate transform.
+  Transform exp(const double* q) const;
   void neutral(double* q) const {
     for (int k = 0; k < nq(); ++k) q[k] = 0.0;
   }

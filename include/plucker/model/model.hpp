@@ -62,7 +62,7 @@ class Model {
   int add_loop_joint(const LoopJoint& joint);
 
   const std::string& name() const { return name_; }
-  void set_name(const std::string& name) { name_ = name; }
+  void set_name(const std::string& name);
 
   // ---- sizes ----
   int nbodies() const { return static_cast<int>(parent_.size()); }  ///< N + 1 (includes the base)
@@ -70,18 +70,31 @@ class Model {
   int nv() const { return nv_; }
 
   // ---- topology (paper notation: lambda(i) parent, mu(i) children, nu(i) subtree) ----
+  // Stored in O(N): parents, children, depths, and for depth-first models (every subtree a
+  // contiguous index range, as the URDF loader numbers them) the end of each subtree.
   int parent(int i) const { return parent_[i]; }
   const std::vector<int>& parents() const { return parent_; }
   const std::vector<int>& children(int i) const { return children_[i]; }   ///< mu(i)
-  const std::vector<int>& subtree(int i) const { return subtree_[i]; }     ///< nu(i), includes i
-  const std::vector<int>& support(int i) const { return support_[i]; }     ///< bodies from the root to i (excl. 0)
-  int depth(int i) const { return static_cast<int>(support_[i].size()); }
-  /// One past the last velocity index of the subtree of i: with contiguous subtrees the
-  /// subtree's velocities are [idx_v(i), subtree_v_end(i)).
-  int subtree_v_end(int i) const { return subtree_v_end_[i]; }
-  /// True when every subtree's velocities form one contiguous range (depth-first numbering,
-  /// as the URDF loader produces); algorithms then work on whole column blocks.
+  /// nu(i): the bodies of the subtree of i, ascending (i first). O(size) for a depth-first
+  /// model, O(N) otherwise.
+  std::vector<int> subtree(int i) const;
+  /// The bodies from the root to i (excluding 0, including i). O(depth).
+  std::vector<int> support(int i) const;
+  int depth(int i) const { return depth_[i]; }  ///< number of joints between the base and body i
+  /// True when every subtree occupies a contiguous range of body indices, [i, subtree_end(i)),
+  /// and so of velocity indices (depth-first numbering, as the URDF loader produces);
+  /// algorithms then work on whole column blocks.
   bool has_contiguous_subtrees() const { return contiguous_subtrees_; }
+  /// One past the last body of the subtree of i (depth-first models; N + 1 otherwise).
+  int subtree_end(int i) const {
+    return !contiguous_subtrees_ || on_open_path_[i] ? nbodies() : subtree_end_[i];
+  }
+  /// One past the last velocity index of the subtree of i: with contiguous subtrees the
+  /// subtree's velocities are [idx_v(i), subtree_v_end(i)); otherwise nv (an upper bound).
+  int subtree_v_end(int i) const {
+    const int end = subtree_end(i);
+    return end == nbodies() ? nv_ : idx_v_[end];
+  }
 
   // ---- per body / per joint ----
   const Transform& X_tree(int i) const { return X_tree_[i]; }
@@ -97,10 +110,10 @@ class Model {
   int joint_nv(int i) const { return nv_j_[i]; }
   const JointLimits& limits(int i) const { return limits_[i]; }
   /// Lower/upper position limits and velocity/effort limits, stacked over all joints.
-  const VecX& lower_position_limit() const { return lower_; }
-  const VecX& upper_position_limit() const { return upper_; }
-  const VecX& velocity_limit() const { return velocity_limit_; }
-  const VecX& effort_limit() const { return effort_limit_; }
+  Eigen::Map<const VecX> lower_position_limit() const { return stacked(lower_); }
+  Eigen::Map<const VecX> upper_position_limit() const { return stacked(upper_); }
+  Eigen::Map<const VecX> velocity_limit() const { return stacked(velocity_limit_); }
+  Eigen::Map<const VecX> effort_limit() const { return stacked(effort_limit_); }
   /// The joint that owns velocity index k.
   int joint_of_v(int k) const { return joint_of_v_[k]; }
 
@@ -148,26 +161,33 @@ class Model {
   void check_tangent(const Eigen::Ref<const VecX>& v, const char* what) const;
 
  private:
-  std::vector<int> parent_;
-  std::vector<std::vector<int>> children_, subtree_, support_;
+  static Eigen::Map<const VecX> stacked(const std::vector<double>& x) {
+    return {x.data(), static_cast<Eigen::Index>(x.size())};
+  }
+  std::vector<int> parent_, depth_;
+  std::vector<std::vector<int>> children_;
+  // Depth-first bookkeeping: the open path (the bodies from the root to the last body added)
+  // and, for the bodies that left it, the end of their subtree.
+  std::vector<int> open_path_, subtree_end_;
+  std::vector<char> on_open_path_;
   std::vector<Transform> X_tree_;
   std::vector<char> X_tree_translation_;
   std::vector<RigidBodyInertia> inertia_;
   std::vector<JointModel> joint_;
   std::vector<int> idx_q_, idx_v_, nq_j_, nv_j_, joint_of_v_;
   std::vector<JointLimits> limits_;
-  VecX lower_, upper_, velocity_limit_, effort_limit_;
+  std::vector<double> lower_, upper_, velocity_limit_, effort_limit_;
   std::vector<std::string> body_names_, joint_names_;
   std::unordered_map<std::string, int> body_index_, joint_index_, frame_index_;
   std::vector<Frame> frames_;
   std::vector<MimicRelation> mimics_;
+  std::vector<int> mimic_set_;  ///< union-find over joints, for add_mimic's cycle test
   std::vector<LoopJoint> loop_joints_;
   int num_constraints_ = 0, num_loop_actuators_ = 0;
   struct UnitBlock {
     int q_index, size, joint;  ///< a unit quaternion (size 4) or planar (cos, sin) pair (size 2) in q
   };
   std::vector<UnitBlock> unit_blocks_;
-  std::vector<int> subtree_v_end_, subtree_nv_;
   bool contiguous_subtrees_ = true;
   Vec3 gravity_ = Vec3(0.0, 0.0, -9.81);
   std::string name_ = "model";

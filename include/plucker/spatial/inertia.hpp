@@ -68,9 +68,7 @@ class RigidBodyInertia {
   Mat6 matrix() const;
 
   /// I v: momentum of a body moving with v.
-  PLUCKER_HOT Force operator*(const Motion& v) const {
-    return {Ibar_ * v.angular + h_.cross(v.linear), m_ * v.linear - h_.cross(v.angular)};
-  }
+  Force operator*(const Motion& v) const;
   RigidBodyInertia operator+(const RigidBodyInertia& o) const {
     return from_parameters(m_ + o.m_, h_ + o.h_, Ibar_ + o.Ibar_);
   }
@@ -101,26 +99,9 @@ class RigidBodyInertia {
   /// X* I X^-1: the inertia given in A expressed in B (X = B_X_A).
   RigidBodyInertia transformed(const Transform& X) const;
   /// X^T I X: the inertia given in B expressed in A (X = B_X_A).
-  /// target += X^T I X, without a temporary (the CRBA's Eq. 9 step).
-  void add_transformed_inverse_to(const Transform& X, RigidBodyInertia& target) const {
-    const Vec3 h1 = X.E.transpose() * h_;
-    const Vec3 hA = h1 + m_ * X.r;
-    target.Ibar_.noalias() += X.E.transpose() * (Ibar_ * X.E);
-    target.Ibar_.noalias() -= h1 * X.r.transpose() + X.r * hA.transpose();
-    target.Ibar_.diagonal().array() += X.r.dot(h1) + X.r.dot(hA);
-    target.h_ += hA;
-    target.m_ += m_;
-  }
-  RigidBodyInertia transformed_inverse(const Transform& X) const {
-    // h_A = E^T h + m r;  Ibar_A = E^T Ibar E - rx h1x - h_Ax rx  with h1 = E^T h, and the
-    // skew products expanded by a x b x = b a^T - (a.b) 1 (no dense 3x3 skew products).
-    const Vec3 h1 = X.E.transpose() * h_;
-    const Vec3 hA = h1 + m_ * X.r;
-    Mat3 IA = X.E.transpose() * (Ibar_ * X.E);
-    IA.noalias() -= h1 * X.r.transpose() + X.r * hA.transpose();
-    IA.diagonal().array() += X.r.dot(h1) + X.r.dot(hA);
-    return from_parameters(m_, hA, IA);
-  }
+  RigidBodyInertia transformed_inverse(const Transform& X) const;
+  /// target += X^T I X, without a temporary (Eq. 9).
+  void add_transformed_inverse_to(const Transform& X, RigidBodyInertia& target) const;
 
   double kinetic_energy(const Motion& v) const { return 0.5 * dot(v, (*this) * v); }
   bool isApprox(const RigidBodyInertia& o, double tol = 1e-12) const { return matrix().isApprox(o.matrix(), tol); }
@@ -141,10 +122,7 @@ class ArticulatedBodyInertia {
   const Mat6& matrix() const { return M_; }
   Mat6& matrix() { return M_; }
 
-  Force operator*(const Motion& v) const {
-    return {M_.topLeftCorner<3, 3>() * v.angular + M_.topRightCorner<3, 3>() * v.linear,
-            M_.bottomLeftCorner<3, 3>() * v.angular + M_.bottomRightCorner<3, 3>() * v.linear};
-  }
+  Force operator*(const Motion& v) const;
   ArticulatedBodyInertia& operator+=(const ArticulatedBodyInertia& o) {
     M_ += o.M_;
     return *this;

@@ -40,28 +40,19 @@ struct Transform {
   /// From roll-pitch-yaw (URDF: R = Rz(yaw) Ry(pitch) Rx(roll)) and xyz of B in A.
   static Transform from_rpy_xyz(const Vec3& rpy, const Vec3& xyz);
 
-  // ---- action on spatial vectors ----
+  // ---- action on spatial vectors (src/spatial/ops.hpp, the one implementation) ----
   /// X m: motion in A -> motion in B.
-  PLUCKER_HOT Motion apply(const Motion& m) const {
-    const Vec3 w = E * m.angular;
-    return {w, E * (m.linear - r.cross(m.angular))};
-  }
+  Motion apply(const Motion& m) const;
   /// X* f: force in A -> force in B.
-  PLUCKER_HOT Force apply(const Force& f) const { return {E * (f.angular - r.cross(f.linear)), E * f.linear}; }
+  Force apply(const Force& f) const;
   /// X^-1 m: motion in B -> motion in A.
-  PLUCKER_HOT Motion apply_inverse(const Motion& m) const {
-    const Vec3 w = E.transpose() * m.angular;
-    return {w, E.transpose() * m.linear + r.cross(w)};
-  }
+  Motion apply_inverse(const Motion& m) const;
   /// X*^-1 f = X^T f: force in B -> force in A.
-  PLUCKER_HOT Force apply_inverse(const Force& f) const {
-    const Vec3 fl = E.transpose() * f.linear;
-    return {E.transpose() * f.angular + r.cross(fl), fl};
-  }
+  Force apply_inverse(const Force& f) const;
 
   // ---- algebra ----
   /// Composition: (C_X_B * B_X_A) = C_X_A.
-  PLUCKER_HOT Transform operator*(const Transform& a) const { return Transform(E * a.E, a.r + a.E.transpose() * r); }
+  Transform operator*(const Transform& a) const { return Transform(E * a.E, a.r + a.E.transpose() * r); }
   Transform inverse() const { return Transform(E.transpose(), -(E * r)); }
 
   // ---- conversions ----

@@ -4,11 +4,6 @@
 #include <Eigen/Core>
 #include <Eigen/Geometry>
 
-// The small spatial operations of the recursions' inner loops (transform and inertia
-// products, cross products): GCC's size heuristics otherwise leave some of them as calls
-// inside the per-joint-kind kernels, with their register spills (callgrind on the RNEA).
-#define PLUCKER_HOT [[gnu::always_inline]]
-
 namespace plucker {
 
 using Vec3 = Eigen::Vector3d;

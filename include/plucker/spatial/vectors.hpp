@@ -97,14 +97,9 @@ inline double dot(const Motion& m, const Force& f) { return m.angular.dot(f.angu
 inline double dot(const Force& f, const Motion& m) { return dot(m, f); }
 
 /// Motion cross product m x n (crm(m) n): the derivative of n moving with velocity m.
-PLUCKER_HOT inline Motion cross(const Motion& m, const Motion& n) {
-  return {m.angular.cross(n.angular), m.angular.cross(n.linear) + m.linear.cross(n.angular)};
-}
-
+Motion cross(const Motion& m, const Motion& n);
 /// Force cross product m x* f (crf(m) f).
-PLUCKER_HOT inline Force cross(const Motion& m, const Force& f) {
-  return {m.angular.cross(f.angular) + m.linear.cross(f.linear), m.angular.cross(f.linear)};
-}
+Force cross(const Motion& m, const Force& f);
 
 /// 6x6 matrix of the motion cross product: crm(m) * n == cross(m, n).
 inline Mat6 crm(const Motion& m) {

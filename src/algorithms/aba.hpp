@@ -1,0 +1,235 @@
+// The articulated-body algorithm's scratch and the joint-space pivots it shares with the
+// innovations factorisation (paper 002 Eq. 45): D = S^T P S per joint, inverted with the
+// singularity test of DEVELOPERS.md.
+#pragma once
+
+#include <sstream>
+
+#include "algorithms/workspace.hpp"
+
+namespace plucker::detail {
+
+struct AbaWorkspace : WorkspaceOf<AbaWorkspace> {
+  static constexpr Slot slot = Slot::Aba;
+  explicit AbaWorkspace(const Model& model)
+      : I_articulated(static_cast<std::size_t>(model.nbodies())),
+        p_articulated(static_cast<std::size_t>(model.nbodies())),
+        c(static_cast<std::size_t>(model.nbodies())),
+        U(static_cast<std::size_t>(model.nv())),
+        D_inv(VecX::Zero(6 * model.nv())),
+        u(VecX::Zero(model.nv())) {}
+  std::vector<ArticulatedBodyInertia> I_articulated;  ///< I^A_i (Eq. 12)
+  std::vector<Force> p_articulated;                   ///< p^A_i (Eq. 12-13)
+  std::vector<Motion> c;                              ///< v_i x h_i qd_i
+  std::vector<Force> U;                               ///< U_i = I^A_i h_i, one per velocity index
+  VecX D_inv;                                         ///< D_i^-1, row-major d x d at 6 idx_v(i)
+  VecX u;                                             ///< u_i = tau_i - h_i^T p^A_i
+};
+
+[[noreturn]] inline void throw_singular(const Model& model, int i, const char* fn, double pivot, double scale) {
+  std::ostringstream m;
+  m << fn << ": forward dynamics undefined: joint '" << model.joint_name(i) << "' (body '" << model.body_name(i)
+    << "') has a singular articulated inertia (pivot " << pivot << ", scale " << scale
+    << "): the subtree it moves has no mass or inertia along its motion";
+  throw SingularError(m.str());
+}
+
+/// x > y (in every lane).
+inline bool greater(double x, double y) { return x > y; }
+inline bool greater(const simd::Pack& x, const simd::Pack& y) { return simd::all_greater(x, y); }
+inline double max_of(double x, double y) { return std::max(x, y); }
+inline simd::Pack max_of(const simd::Pack& x, const simd::Pack& y) { return simd::max(x, y); }
+
+/// Dinv (row-major d x d) = D^-1 for a symmetric D by D = L diag(p) L^T (L unit lower), or false
+/// when a pivot p_k is not above `threshold` (then *pivot_out = p_k).
+template <class S>
+inline bool invert_pivots(const S (&D)[6][6], int d, const S& threshold, S* Dinv, S* pivot_out) {
+  if (d == 1) {
+    *pivot_out = D[0][0];
+    if (!greater(D[0][0], threshold)) return false;
+    Dinv[0] = 1.0 / D[0][0];
+    return true;
+  }
+  S L[6][6] = {}, pivot[6], p_inv[6];
+  for (int j = 0; j < d; ++j) {
+    pivot[j] = D[j][j];
+    for (int k = 0; k < j; ++k) pivot[j] -= L[j][k] * L[j][k] * pivot[k];
+    *pivot_out = pivot[j];
+    if (!greater(pivot[j], threshold)) return false;
+    p_inv[j] = 1.0 / pivot[j];
+    for (int r = j + 1; r < d; ++r) {
+      S s = D[r][j];
+      for (int k = 0; k < j; ++k) s -= L[r][k] * L[j][k] * pivot[k];
+      L[r][j] = s * p_inv[j];
+    }
+  }
+  S Li[6][6] = {};  // L^-1, unit lower
+  for (int j = 0; j < d; ++j) {
+    Li[j][j] = S{} + 1.0;
+    for (int r = j + 1; r < d; ++r) {
+      S s = -L[r][j];
+      for (int k = j + 1; k < r; ++k) s -= L[r][k] * Li[k][j];
+      Li[r][j] = s;
+    }
+  }
+  for (int r = 0; r < d; ++r)
+    for (int c = r; c < d; ++c) {
+      S s = Li[c][r] * p_inv[c] * Li[c][c];
+      for (int k = c + 1; k < d; ++k) s += Li[k][r] * p_inv[k] * Li[k][c];
+      Dinv[r * d + c] = Dinv[c * d + r] = s;
+    }
+  return true;
+}
+
+/// The singularity scale of an articulated inertia P: its largest diagonal entry.
+template <class I6>
+inline auto pivot_scale(const I6& P) {
+  auto scale = ops::entry(P, 0, 0);
+  for (int k = 1; k < 6; ++k) scale = max_of(scale, ops::entry(P, k, k));
+  return scale;
+}
+
+/// invert_pivots for joint i of one state, throwing SingularError naming the joint.
+template <class I6>
+inline void invert_joint_pivots(const Model& model, int i, const char* fn, const double (&D)[6][6], int d,
+                                double* Dinv, const I6& P) {
+  const double scale = pivot_scale(P);
+  double pivot = 0.0;
+  if (!invert_pivots(D, d, kSingularPivot * scale, Dinv, &pivot)) throw_singular(model, i, fn, pivot, scale);
+}
+
+/// P -= sum_k A_k B_k^T over the joint's d columns (Eq. 12's U D^-1 U^T, the innovations' G U^T).
+template <class I6, class F>
+inline void subtract_products(I6& P, const F* A, const F* B, int d) {
+  for (int r = 0; r < 6; ++r)
+    for (int c = 0; c < 6; ++c) {
+      auto s = ops::comp(A[0], r) * ops::comp(B[0], c);
+      for (int k = 1; k < d; ++k) s += ops::comp(A[k], r) * ops::comp(B[k], c);
+      ops::entry(P, r, c) -= s;
+    }
+}
+
+/// The per-body arrays of the ABA: those of the RNEA, the velocity products c_i, the
+/// articulated inertias and bias forces, and per velocity index U, D^-1 and u.
+template <class S>
+struct AbaState {
+  ops::transform_t<S>* X_up;
+  ops::motion_t<S>* v;
+  ops::motion_t<S>* a;
+  ops::motion_t<S>* c;
+  typename ops::Types<S>::Articulated* I_articulated;
+  ops::force_t<S>* p_articulated;
+  ops::force_t<S>* U;  ///< per velocity index
+  S* D_inv;            ///< d x d at 6 idx_v(i)
+  S* u;                ///< per velocity index
+  const S* sin;
+  const S* cos;
+};
+
+/// Articulated-body algorithm (paper 000 §3.3; paper 002 Eqs. 45-46, 60 for d-DoF joints
+/// through the d x d inverse D_i^-1 = (S_i^T I^A_i S_i)^-1):
+///   pass 1 (out): v_i, c_i = v_i x h_i qd_i, I^A_i = I_i, p^A_i = v_i x* I_i v_i - f^x_i
+///   pass 2 (in):  U_i = I^A_i h_i, D_i = h_i^T U_i, u_i = tau_i - h_i^T p^A_i
+///                 I^a = I^A_i - U_i D_i^-1 U_i^T                 (Eq. 12)
+///                 p^a = p^A_i + I^a c_i + U_i D_i^-1 u_i          (Eq. 12-13)
+///                 I^A_p += pX_i* I^a iX_p,  p^A_p += pX_i* p^a
+///   pass 3 (out): a' = iX_p a_p + c_i, qdd_i = D_i^-1 (u_i - U_i^T a'), a_i = a' + h_i qdd_i  (Eq. 14)
+/// external_force(i, p, f) subtracts f^x_i from f, or does nothing. singular(i, pivot, scale) is
+/// called when joint i's D_i is singular (kSingularPivot); it throws, or returns and the
+/// passes return false.
+template <class S, class ExternalForce, class Singular>
+bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* qd, const S* tau, S* qdd,
+                const ExternalForce& external_force, const Singular& singular) {
+  using namespace ops;
+  const int n = model.nbodies();
+  auto jq = [&](int i) { return JointQ<S>{q + model.idx_q(i), st.sin + model.idx_q(i), st.cos + model.idx_q(i)}; };
+
+  // Pass 1.
+  st.v[0] = motion_t<S>{};
+  for (int i = 1; i < n; ++i) {
+    const int p = model.parent(i), iv = model.idx_v(i);
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
+      const auto X = compose(joint, jq(i), X_tree);
+      st.X_up[i] = to_stored<S>(X);
+      motion_t<S> v = p == 0 ? motion_t<S>{} : apply(X, st.v[p]);
+      add_motion(joint, v, qd + iv);                  // Eq. 3
+      st.c[i] = velocity_product(joint, v, qd + iv);  // c_i = v_i x h_i qd_i
+      st.v[i] = v;
+    });
+    const RigidBodyInertia& I = model.inertia(i);
+    st.I_articulated[i] = articulated_of<S>(I);              // I^A_i = I_i
+    st.p_articulated[i] = crf(st.v[i], times(I, st.v[i]));  // p^A_i = v_i x* I_i v_i
+    external_force(i, p, st.p_articulated[i]);              // - f^x_i
+  }
+
+  // Pass 2.
+  bool regular = true;
+  for (int i = n - 1; i > 0 && regular; --i) {
+    const int p = model.parent(i), iv = model.idx_v(i);
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
+      auto& IA = st.I_articulated[i];
+      force_t<S> pa = st.p_articulated[i];
+      const int d = joint_dofs(joint);
+      if (d > 0) {
+        force_t<S>* U = st.U + iv;
+        for (int k = 0; k < d; ++k) U[k] = times_column<S>(IA, column(joint, k));  // U_i = I^A_i h_i
+        S D[6][6];
+        for (int r = 0; r < d; ++r)
+          for (int k = 0; k < d; ++k) D[r][k] = project_column<S>(column(joint, r), U[k]);  // D_i = h_i^T U_i
+        project(joint, pa, st.u + iv);
+        for (int k = 0; k < d; ++k) st.u[iv + k] = tau[iv + k] - st.u[iv + k];  // u_i = tau_i - h_i^T p^A_i
+        S* Dinv = st.D_inv + 6 * iv;
+        const S scale = pivot_scale(IA);
+        S pivot{};
+        if (!invert_pivots(D, d, kSingularPivot * scale, Dinv, &pivot)) {
+          singular(i, pivot, scale);
+          regular = false;
+          return;
+        }
+        if (p > 0) {
+          force_t<S> UDinv[6];  // U D^-1
+          for (int k = 0; k < d; ++k) {
+            UDinv[k] = U[0] * Dinv[k];
+            for (int j = 1; j < d; ++j) UDinv[k] += U[j] * Dinv[j * d + k];
+          }
+          subtract_products(IA, UDinv, U, d);  // I^a = I^A - U D^-1 U^T   (Eq. 12)
+          pa += times6(IA, st.c[i]);           // p^a = p^A + I^a c + U D^-1 u   (Eq. 12-13)
+          for (int k = 0; k < d; ++k) pa += UDinv[k] * st.u[iv + k];
+        }
+      } else if (p > 0) {
+        pa += times6(IA, st.c[i]);
+      }
+      if (p > 0) {
+        const auto X = x_up(joint, jq(i), X_tree, st.X_up[i]);
+        add_congruence(X, IA, st.I_articulated[p]);     // I^A_p += pX_i* I^a iX_p
+        add_apply_inverse(X, pa, st.p_articulated[p]);  // p^A_p += pX_i* p^a
+      }
+    });
+  }
+  if (!regular) return false;
+
+  // Pass 3.
+  const LinearMotion a0{-model.gravity()};  // a_0 = -g
+  for (int i = 1; i < n; ++i) {
+    const int p = model.parent(i), iv = model.idx_v(i);
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
+      const auto X = x_up(joint, jq(i), X_tree, st.X_up[i]);
+      motion_t<S> a = (p == 0 ? apply(X, a0) : apply(X, st.a[p])) + st.c[i];  // a' = iX_p a_p + c_i
+      const int d = joint_dofs(joint);
+      const force_t<S>* U = st.U + iv;
+      const S* Dinv = st.D_inv + 6 * iv;
+      S rhs[6];
+      for (int k = 0; k < d; ++k) rhs[k] = st.u[iv + k] - dot(a, U[k]);
+      for (int r = 0; r < d; ++r) {  // qdd_i = D_i^-1 (u_i - U_i^T a')   (Eq. 14)
+        S x = Dinv[r * d] * rhs[0];
+        for (int k = 1; k < d; ++k) x += Dinv[r * d + k] * rhs[k];
+        qdd[iv + r] = x;
+      }
+      add_motion(joint, a, qdd + iv);  // a_i = a' + h_i qdd_i
+      st.a[i] = a;
+    });
+  }
+  return true;
+}
+
+}  // namespace plucker::detail

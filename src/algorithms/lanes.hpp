@@ -1,0 +1,49 @@
+// The batched recursions over W states at once, one state per SIMD lane (spatial/simd.hpp):
+// rnea_passes and aba_passes of rnea.hpp / aba.hpp instantiated on simd::Pack, and the CRBA in
+// the frames of the subtrees' top bodies. Used by batch.cpp for every full group of W
+// consecutive states. Bodies in batch_lanes.cpp.
+#pragma once
+
+#include <vector>
+
+#include "algorithms/workspace.hpp"
+#include "plucker/algorithms/crba.hpp"
+
+namespace plucker::detail {
+
+/// Per-thread scratch of the lane kernels, sized for a model at construction (so that a warm
+/// batched call allocates nothing). Everything is indexed as in Data.
+struct LaneScratch {
+  explicit LaneScratch(const Model& model);
+
+  using Pack = simd::Pack;
+  std::vector<Pack> q, sin_q, cos_q;                ///< nq: the W states' coordinates, sin, cos
+  std::vector<Pack> qd, x;                          ///< nv: velocities; accelerations or torques
+  std::vector<Pack> out;                            ///< nv: tau (RNEA) or qdd (ABA)
+  std::vector<ops::XformT<Pack>> X_up;              ///< i_X_lambda(i)
+  std::vector<ops::MotionT<Pack>> v, a, c;          ///< velocities, accelerations, v_i x h_i qd_i
+  std::vector<ops::ForceT<Pack>> f;                 ///< RNEA: f_i;  ABA: p^A_i
+  std::vector<ops::Sym6T<Pack>> I_articulated;      ///< ABA: I^A_i
+  std::vector<ops::ForceT<Pack>> U;                 ///< ABA: U = I^A S, one column per velocity
+  std::vector<Pack> D_inv;                          ///< ABA: joint i's d x d D^-1 at 6 idx_v(i)
+  std::vector<Pack> u;                              ///< ABA: u = tau - S^T p^A
+  std::vector<ops::InertiaT<Pack>> I_composite;     ///< CRBA: I^C_i in the frame of the top body t(i)
+  std::vector<ops::XformT<Pack>> X_top;             ///< CRBA: i_X_t(i) (bodies below a top body)
+  std::vector<ops::MotionT<Pack>> S;                ///< CRBA: h_k, column k of S_i in the frame of t(i), per velocity
+};
+
+// The recursions for states b0 .. b0 + W - 1 (columns of Q, V, ...), inputs validated.
+void rnea_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,
+                const Eigen::Ref<const MatX>& A, Eigen::Index b0, Eigen::Ref<MatX>& Tau);
+/// False (and Qdd untouched) when the articulated inertia of some joint is singular in some lane:
+/// the caller then evaluates those states one by one, which names the joint.
+bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,
+               const Eigen::Ref<const MatX>& Tau, Eigen::Index b0, Eigen::Ref<MatX>& Qdd);
+/// What crba_lanes writes for state b: Full, Upper: M(q_b) into columns [b nv, (b + 1) nv) of M,
+/// the same entries as crba(q_b, triangle) writes; Packed: M(q_b)'s nonzeros in jsim_pattern
+/// order into column b.
+enum class CrbaOut { Full, Upper, Packed };
+void crba_lanes(const Model& model, const JsimPattern& pattern, LaneScratch& s, const Eigen::Ref<const MatX>& Q,
+                Eigen::Index b0, CrbaOut out, Eigen::Ref<MatX>& M);
+
+}  // namespace plucker::detail

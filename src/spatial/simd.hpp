@@ -1,0 +1,54 @@
+// SIMD lanes: a Pack holds one double per state and W states side by side (GCC vector
+// extensions, so the code is SIMD whatever the auto-vectoriser decides). The batched
+// recursions evaluate W states at once with the spatial operations of ops.hpp instantiated
+// on Pack; the block ("set") forms evaluate W columns at once the same way.
+//
+// W = 8 with AVX-512, 4 with AVX, 2 otherwise (SSE2, or the target's 128-bit vectors).
+#pragma once
+
+#include <cstring>
+
+// The small spatial operations of the recursions' inner loops (transform and inertia
+// products, cross products): GCC's size heuristics otherwise leave some of them as calls
+// inside the per-joint-kind kernels, with their register spills (callgrind on the RNEA).
+#define PLUCKER_HOT [[gnu::always_inline]]
+
+namespace plucker::simd {
+
+#if defined(__AVX512F__)
+inline constexpr int W = 8;
+#elif defined(__AVX__)
+inline constexpr int W = 4;
+#else
+inline constexpr int W = 2;
+#endif
+
+/// One double per lane.
+typedef double Pack __attribute__((vector_size(8 * W)));
+/// Integers of the same width (comparison results, bit manipulation).
+typedef long long PackI __attribute__((vector_size(8 * W)));
+
+inline Pack splat(double x) { return Pack{} + x; }
+inline Pack max(Pack a, Pack b) { return a > b ? a : b; }
+/// x > y in every lane (false where either is NaN).
+inline bool all_greater(Pack x, Pack y) {
+  bool ok = true;
+  for (int l = 0; l < W; ++l) ok &= x[l] > y[l];
+  return ok;
+}
+/// True when every lane is finite.
+inline bool all_finite(Pack x) {
+  const Pack zero = x - x;  // NaN where x is inf or NaN
+  bool ok = true;
+  for (int l = 0; l < W; ++l) ok &= zero[l] == 0.0;
+  return ok;
+}
+/// W consecutive doubles (no alignment needed) and back.
+inline Pack load(const double* p) {
+  Pack x;
+  std::memcpy(&x, p, sizeof x);
+  return x;
+}
+inline void store(const Pack& x, double* p) { std::memcpy(p, &x, sizeof x); }
+
+}  // namespace plucker::simd
