@@ -32,6 +32,7 @@
 #include "plucker/io/urdf.hpp"
 #include "plucker/model/builders.hpp"
 #include "plucker/plucker.hpp"
+#include "plucker/algorithms/batch.hpp"
 
 namespace {
 
@@ -143,7 +144,24 @@ int main(int argc, char** argv) {
     w.call = [&] { plucker::aba(model, data, q, v, tau); };
   else if (algo == "forward_kinematics")
     w.call = [&] { plucker::forward_kinematics(model, data, q, v, a); };
-  else
+  else if (algo == "minv")
+    w.call = [&] { plucker::minv(model, data, q); };
+  else if (algo.rfind("batch_", 0) == 0) {
+    // One group of W states in the SIMD lanes, one thread (the batched kernels).
+    static plucker::BatchWorkspace batch(model, 1);
+    const int B = plucker::batch_lanes();
+    static MatX Q, V, A, out, M;
+    Q = q.replicate(1, B), V = v.replicate(1, B), A = a.replicate(1, B);
+    out.resize(model.nv(), B), M.resize(model.nv(), model.nv() * B);
+    if (algo == "batch_rnea")
+      w.call = [&] { plucker::rnea_batch(model, batch, Q, V, A, out); };
+    else if (algo == "batch_aba")
+      w.call = [&] { plucker::aba_batch(model, batch, Q, V, A, out); };
+    else if (algo == "batch_crba")
+      w.call = [&] { plucker::crba_batch(model, batch, Q, M); };
+    else
+      usage("unknown --algo '" + algo + "'");
+  } else
     usage("unknown --algo '" + algo + "'");
 
   w.call();  // warm-up: first-touch of Data, lazy initialisation, PLT binding
