@@ -1,41 +1,5 @@
-// plucker_bench: one binary for every benchmark of the project.
-//
-//   plucker_bench                 robot models x algorithms, plucker and the peers
-//                                 (MuJoCo, KDL, DART when compiled in), one table,
-//                                 build/bench/{results.json,agreement.txt,meta.json}
-//   plucker_bench --scaling       rnea/crba/aba vs number of bodies (chains, binary
-//                                 trees, N = 4..1024), build/bench/scaling.json
-//   plucker_bench --batch         rnea_batch / crba_batch / aba_batch throughput (1 and 2
-//                                 threads) on the headline models, build/bench/batch.json
-//   plucker_bench --micro         the spatial-algebra micro-benchmarks (bench_spatial.cpp)
-//   plucker_bench --fd            every forward-dynamics method (forward_dynamics.hpp) vs N on
-//                                 chains and branched trees, and the humanoid / quadruped
-//                                 builders, build/bench/fd_timing.json (bench/fd_calibrate.py
-//                                 fits the constants of ForwardDynamicsMethod::Auto to it)
-//
-// Options: --reps=N (repetitions, default 5; the figure is the median), --min_time=S
-// (seconds per repetition, default 0.05), --models=REGEX (default: all), --no_peers,
-// --out=DIR (default <source>/build/bench, or $PLUCKER_BENCH_OUT), --help. Any
-// --benchmark_* flag goes to Google Benchmark (e.g. --benchmark_filter=ur5).
-//
-// Timing: every benchmark cycles through a pool of kPoolSize random states drawn once
-// with a fixed seed (q within the joint limits, v and a in [-1, 1], tau in [-10, 10]), one
-// call per iteration, the next repetition going on with the next state (DART skips its
-// recomputation when it is given the state it already holds); the figure is the median
-// over the repetitions of the mean CPU time per call (the process's CPU time: the same
-// as the wall time on an idle machine, and not inflated when other processes share the
-// cores, which is common on the 2-core development machine).
-//
-// Clean SIMD state: every timed loop (plucker's and each peer's) starts with VZEROUPPER.
-// The peers are Debian builds in legacy SSE encoding. After this binary's AVX-512 code they
-// ran slower until a VZEROUPPER: MuJoCo's ID on talos_full_ff measured 16,800-18,000 ns in
-// four runs without it, 9,500-11,700 with it (2026-11-22). The mechanism (SSE/AVX transition
-// state or the AVX-512 frequency licence) and the code that left the state were not isolated.
-//
-// Peers: each (model, peer) pair is timed only when the peer's inverse dynamics agrees
-// with plucker's rnea on the same states (tolerance 1e-8 relative, 1e-7 for MuJoCo whose
-// compiler re-diagonalises every inertia); the mass matrix and forward dynamics are
-// checked as well and a task that disagrees is not timed. See bench/peers.hpp.
+// plucker_bench: one binary for every benchmark of the project (`plucker_bench --help`; the
+// modes, their options, how they measure and why: docs/benchmark_notes.md).
 #include <benchmark/benchmark.h>
 #if defined(__AVX__)
 #include <immintrin.h>
@@ -549,7 +513,8 @@ class Collector : public benchmark::BenchmarkReporter {
   std::string current_;
 };
 
-/// VZEROUPPER before a timed loop (see "Clean SIMD state" at the top).
+/// VZEROUPPER before a timed loop: the legacy-SSE peers ran slower after this binary's
+/// AVX-512 code until one (docs/benchmark_notes.md, "Clean SIMD state").
 inline void clean_simd_state() {
 #if defined(__AVX__)
   _mm256_zeroupper();
@@ -1133,26 +1098,10 @@ int run_scaling(const Options& opt) {
 // ---------------------------------------------------------------------------
 // --batch: rnea_batch / crba_batch / aba_batch throughput on the headline models
 // ---------------------------------------------------------------------------
-// Each figure: the pool of kPoolSize states evaluated as one batched call (workspace made
-// once), repeated for about min_time; wall time and the process's CPU time (all threads)
-// per state, median over the repetitions. "single" is the checked single-state function in
-// a loop over the same pool, on the calling thread. Per-core throughput = states per second
-// of process CPU time, so it is not flattered (or hurt) by how busy the other core is.
-//
-// The modes of one model and algorithm are timed in interleaved rounds (each round times
-// every mode once), so that a slow spell of this shared VM, which can last seconds, falls on
-// all of them alike instead of on whichever ran then. The one-thread modes run pinned to one
-// CPU (the last of the process's affinity mask); unpinned, the single-state rows of a run
-// came out up to 1.5x slower than the same calls in the table, at rows that changed from run
-// to run; pinned, they matched the table but for the first rows of one run. The two-thread modes run unpinned (their workers inherit
-// the affinity of the thread that made the workspace, which is then unpinned).
-//
-// MuJoCo's single-state call (the table's task, agreement checked first) is one more mode of
-// the same rounds, so the batched rates can also be set against Pinocchio's through the
-// issue's stable yardstick: Pinocchio's time in this run = MuJoCo's / (MuJoCo / Pinocchio of
-// the table), as the single-thread targets do. Absolute times of this VM swing by
-// up to 1.7x in slow spells lasting minutes, which the Pinocchio figures (taken elsewhere)
-// cannot follow; the same-round MuJoCo time does.
+// Each figure: the pool of kPoolSize states evaluated by one batched call (workspace made
+// once), repeated for about min_time; wall time and the process's CPU time (all threads) per
+// state, median over the repetitions. Why the modes are timed in interleaved rounds, pinned,
+// beside MuJoCo: docs/benchmark_notes.md, "Batched section".
 double process_cpu_s() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -1194,6 +1143,8 @@ struct BatchMode {
   std::function<void()> pass;  // evaluates the whole pool once
 };
 
+/// Each round times every mode once, so a slow spell of the VM falls on all of them alike; the
+/// one-thread modes run pinned to one CPU (the last of the process's affinity mask).
 std::vector<BatchTiming> time_interleaved(const Options& opt, int states, const std::vector<BatchMode>& modes) {
   std::vector<std::vector<double>> wall(modes.size()), cpu(modes.size());
   for (const BatchMode& m : modes) m.pass();  // warm up
@@ -1491,9 +1442,8 @@ int main(int argc, char** argv) {
                        : opt.mode == Options::Mode::ForwardDynamics ? "--benchmark_filter=^fd/"
                                                             : "--benchmark_filter=^model/";
   if (!user_filter) rest.push_back(filter.data());
-  // Model tables: the repetitions of all benchmarks run in random interleaved order, so
-  // that a slow spell of this shared machine is spread over plucker and the peers alike
-  // instead of falling on whichever benchmark was running then.
+  // The table's repetitions run in random interleaved order: a slow spell of the machine then
+  // falls on plucker and the peers alike.
   std::string interleave = "--benchmark_enable_random_interleaving=true";
   if (opt.mode == Options::Mode::Models && !user_interleave) rest.push_back(interleave.data());
   int n = static_cast<int>(rest.size());
