@@ -298,7 +298,7 @@ void register_pool_bench(const std::string& name, const Options& opt, int n, boo
 // The modes
 // ---------------------------------------------------------------------------
 int run_models(const Options& opt);                                     // table.cpp
-int run_batch(const Options& opt);                                      // bench_main.cpp
+int run_batch(const Options& opt);                                      // batched.cpp
 int run_scaling(const Options& opt);                                    // bench_main.cpp
 int run_fd(const Options& opt);                                         // bench_main.cpp
 int run_fd_ops(const std::string& spec);                                // fd_study.cpp
