@@ -2,7 +2,7 @@
 // pool of kPool pre-generated random inputs (fixed seed), so the compiler cannot
 // constant-fold the operands and the data stays in L1/L2 as it would in a tree sweep.
 // Registered statically (BM_*); run them with `plucker_bench --micro` (main() is in
-// bench_main.cpp, which runs the model benchmarks by default).
+// main.cpp, which runs the model benchmarks by default).
 #include <benchmark/benchmark.h>
 
 #include <cstddef>

@@ -1,6 +1,7 @@
 // What the modes of plucker_bench share: options, the state pools, the algorithm registry,
 // the models, the peers' set-up and agreement check, the benchmark reporter, and the
-// formatting and JSON helpers. How the bench measures, and why: docs/benchmark_notes.md.
+// formatting and JSON helpers. Each mode is a file of its own (declared at the end); main.cpp
+// parses the options and dispatches. How the bench measures, and why: docs/benchmark_notes.md.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -295,12 +296,12 @@ void register_pool_bench(const std::string& name, const Options& opt, int n, boo
 }
 
 // ---------------------------------------------------------------------------
-// The modes
+// The modes, one file each
 // ---------------------------------------------------------------------------
 int run_models(const Options& opt);                                     // table.cpp
 int run_batch(const Options& opt);                                      // batched.cpp
-int run_scaling(const Options& opt);                                    // bench_main.cpp
-int run_fd(const Options& opt);                                         // bench_main.cpp
+int run_scaling(const Options& opt);                                    // scaling.cpp
+int run_fd(const Options& opt);                                         // fd_study.cpp
 int run_fd_ops(const std::string& spec);                                // fd_study.cpp
 int run_fd_accuracy(const std::string& out_dir, const std::string& models);  // fd_study.cpp
 
