@@ -2,7 +2,7 @@
 // pool of kPool pre-generated random inputs (fixed seed), so the compiler cannot
 // constant-fold the operands and the data stays in L1/L2 as it would in a tree sweep.
 // Registered statically (BM_*); run them with `plucker_bench --micro` (main() is in
-// bench_main.cpp, which runs the model benchmarks by default).
+// main.cpp, which runs the model benchmarks by default).
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
@@ -56,99 +56,57 @@ const Pool& pool() {
   return p;
 }
 
-void BM_TransformApplyMotion(benchmark::State& state) {
+/// One operation per iteration on the pool's operands k = i & kMask (i counting iterations);
+/// the result kept alive by DoNotOptimize.
+template <class Op>
+void cycle(benchmark::State& state, Op op) {
   const Pool& p = pool();
   std::size_t i = 0;
   for (auto _ : state) {
-    Motion out = p.X[i & kMask].apply(p.m[i & kMask]);
+    auto out = op(p, i & kMask);
     benchmark::DoNotOptimize(out);
     ++i;
   }
   state.SetItemsProcessed(state.iterations());
+}
+
+void BM_TransformApplyMotion(benchmark::State& s) {
+  cycle(s, [](const Pool& p, std::size_t k) -> Motion { return p.X[k].apply(p.m[k]); });
 }
 BENCHMARK(BM_TransformApplyMotion);
 
-void BM_TransformApplyForce(benchmark::State& state) {
-  const Pool& p = pool();
-  std::size_t i = 0;
-  for (auto _ : state) {
-    Force out = p.X[i & kMask].apply(p.f[i & kMask]);
-    benchmark::DoNotOptimize(out);
-    ++i;
-  }
-  state.SetItemsProcessed(state.iterations());
+void BM_TransformApplyForce(benchmark::State& s) {
+  cycle(s, [](const Pool& p, std::size_t k) -> Force { return p.X[k].apply(p.f[k]); });
 }
 BENCHMARK(BM_TransformApplyForce);
 
-void BM_TransformApplyInverseForce(benchmark::State& state) {
-  const Pool& p = pool();
-  std::size_t i = 0;
-  for (auto _ : state) {
-    Force out = p.X[i & kMask].apply_inverse(p.f[i & kMask]);
-    benchmark::DoNotOptimize(out);
-    ++i;
-  }
-  state.SetItemsProcessed(state.iterations());
+void BM_TransformApplyInverseForce(benchmark::State& s) {
+  cycle(s, [](const Pool& p, std::size_t k) -> Force { return p.X[k].apply_inverse(p.f[k]); });
 }
 BENCHMARK(BM_TransformApplyInverseForce);
 
-void BM_TransformCompose(benchmark::State& state) {
-  const Pool& p = pool();
-  std::size_t i = 0;
-  for (auto _ : state) {
-    Transform out = p.X[i & kMask] * p.Y[i & kMask];
-    benchmark::DoNotOptimize(out);
-    ++i;
-  }
-  state.SetItemsProcessed(state.iterations());
+void BM_TransformCompose(benchmark::State& s) {
+  cycle(s, [](const Pool& p, std::size_t k) -> Transform { return p.X[k] * p.Y[k]; });
 }
 BENCHMARK(BM_TransformCompose);
 
-void BM_RigidBodyInertiaTransformed(benchmark::State& state) {
-  const Pool& p = pool();
-  std::size_t i = 0;
-  for (auto _ : state) {
-    RigidBodyInertia out = p.I[i & kMask].transformed(p.X[i & kMask]);
-    benchmark::DoNotOptimize(out);
-    ++i;
-  }
-  state.SetItemsProcessed(state.iterations());
+void BM_RigidBodyInertiaTransformed(benchmark::State& s) {
+  cycle(s, [](const Pool& p, std::size_t k) -> RigidBodyInertia { return p.I[k].transformed(p.X[k]); });
 }
 BENCHMARK(BM_RigidBodyInertiaTransformed);
 
-void BM_RigidBodyInertiaTransformedInverse(benchmark::State& state) {
-  const Pool& p = pool();
-  std::size_t i = 0;
-  for (auto _ : state) {
-    RigidBodyInertia out = p.I[i & kMask].transformed_inverse(p.X[i & kMask]);
-    benchmark::DoNotOptimize(out);
-    ++i;
-  }
-  state.SetItemsProcessed(state.iterations());
+void BM_RigidBodyInertiaTransformedInverse(benchmark::State& s) {
+  cycle(s, [](const Pool& p, std::size_t k) -> RigidBodyInertia { return p.I[k].transformed_inverse(p.X[k]); });
 }
 BENCHMARK(BM_RigidBodyInertiaTransformedInverse);
 
-void BM_RigidBodyInertiaTimesMotion(benchmark::State& state) {
-  const Pool& p = pool();
-  std::size_t i = 0;
-  for (auto _ : state) {
-    Force out = p.I[i & kMask] * p.m[i & kMask];
-    benchmark::DoNotOptimize(out);
-    ++i;
-  }
-  state.SetItemsProcessed(state.iterations());
+void BM_RigidBodyInertiaTimesMotion(benchmark::State& s) {
+  cycle(s, [](const Pool& p, std::size_t k) -> Force { return p.I[k] * p.m[k]; });
 }
 BENCHMARK(BM_RigidBodyInertiaTimesMotion);
 
-void BM_ArticulatedInertiaTransformedInverse(benchmark::State& state) {
-  const Pool& p = pool();
-  std::size_t i = 0;
-  for (auto _ : state) {
-    ArticulatedBodyInertia out = p.A[i & kMask].transformed_inverse(p.X[i & kMask]);
-    benchmark::DoNotOptimize(out);
-    ++i;
-  }
-  state.SetItemsProcessed(state.iterations());
+void BM_ArticulatedInertiaTransformedInverse(benchmark::State& s) {
+  cycle(s, [](const Pool& p, std::size_t k) -> ArticulatedBodyInertia { return p.A[k].transformed_inverse(p.X[k]); });
 }
 BENCHMARK(BM_ArticulatedInertiaTransformedInverse);
 

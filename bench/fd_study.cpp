@@ -1,9 +1,14 @@
-// The forward-dynamics study's measurement modes of plucker_bench (bench/fd_study.py drives them):
+// The forward-dynamics study's modes of plucker_bench (bench/fd_study.py drives them), on the
+// models of fd_models.hpp:
 //
-//   --fd_ops=MODEL,METHOD,K   build MODEL (fd_models.hpp), draw one state, run
-//                             forward_dynamics(METHOD) K times, exit. Run under valgrind's
-//                             lackey tool with K = 0 and K = 1, the difference of the counts is
-//                             the cost of one call (operation counts by instrumentation).
+//   --fd                      every forward-dynamics method (forward_dynamics.hpp) vs N on chains
+//                             and branched trees, and the robot-like builders: median CPU ns per
+//                             call, <out>/fd_timing.json (bench/fd_calibrate.py fits the constants
+//                             of ForwardDynamicsMethod::Auto to it).
+//   --fd_ops=MODEL,METHOD,K   build MODEL, draw one state, run forward_dynamics(METHOD) K times,
+//                             exit. Run under valgrind's lackey tool with K = 0 and K = 1, the
+//                             difference of the counts is the cost of one call (operation counts
+//                             by instrumentation).
 //   --fd_accuracy             relative error of every method's qdd against a long-double
 //                             reference (below) on chains of growing size and condition
 //                             number: <out>/fd_accuracy.json.
@@ -13,6 +18,7 @@
 // L D L^T, all with 6 x 6 spatial matrices. The model parameters (doubles) are exact in it, so the
 // reference is the exact dynamics of the very model the double-precision methods see, to about
 // cond(M) * 1e-34. The same computation in long double (eps 1.1e-19) is reported beside it.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -28,6 +34,7 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Eigenvalues>
 
+#include "common.hpp"
 #include "fd_models.hpp"
 #include "plucker/plucker.hpp"
 
@@ -206,7 +213,96 @@ double rel_diff(const Eigen::Matrix<long double, Eigen::Dynamic, 1>& a, const Ei
   return static_cast<double>((a - b).norm() / b.norm());
 }
 
+// ---------------------------------------------------------------------------
+// --fd: time of every method
+// ---------------------------------------------------------------------------
+struct FdItem {
+  std::string family;  // chain, tree_bf<b>, robot
+  std::unique_ptr<Bundle> b;
+};
+
+/// The methods timed: the fd_* rows of the registry, and minv.
+std::vector<std::string> fd_algorithms() {
+  std::vector<std::string> algs;
+  for (const Algorithm& a : kAlgorithms)
+    if (std::string(a.name).rfind("fd_", 0) == 0 || std::string(a.name) == "minv") algs.push_back(a.name);
+  return algs;
+}
+
+/// The models matching --models, with a pool of 200 states each, and their benchmarks registered.
+std::vector<FdItem> register_fd(const Options& opt, const std::vector<std::string>& algs,
+                                std::map<std::string, Key>& keys) {
+  std::vector<FdItem> items;
+  const std::regex filter(opt.models.empty() ? std::string(".*") : opt.models);
+  for (const FdModel& fm : fd_models()) {
+    if (!std::regex_search(fm.name, filter)) continue;
+    auto b = std::make_unique<Bundle>();
+    b->model = fm.build();
+    b->name = fm.name;
+    make_pool(*b, 200);
+    items.push_back({fm.family, std::move(b)});
+  }
+  for (FdItem& it : items) {
+    for (const Algorithm& a : kAlgorithms) {
+      if (std::find(algs.begin(), algs.end(), a.name) == algs.end()) continue;
+      const std::string name = "fd/" + it.b->name + "/" + a.name;
+      keys[name] = {it.b->name, a.name, "plucker"};
+      Bundle* bb = it.b.get();
+      auto fn = a.run;
+      register_pool_bench(name, opt, bb->n, /*clean_simd=*/false, [bb, fn](int i) { fn(*bb, i); });
+    }
+  }
+  return items;
+}
+
+/// The table on stdout and the records of fd_timing.json (with the model's size, its LTDL
+/// factorisation cost and the method `auto` picks, for fd_calibrate.py).
+void report_fd(const Options& opt, const std::vector<FdItem>& items, const std::vector<std::string>& algs,
+               const Collector& collector) {
+  JsonArray js(output_path(opt.out, "fd_timing.json"));
+  std::printf("\nMedian CPU ns per call of forward_dynamics(method) (build_chain, build_random_tree(N, bf, 0.5, 1))\n\n%-18s %4s",
+              "model", "nv");
+  for (const std::string& a : algs) std::printf(" %12s", a.c_str());
+  std::printf("  auto picks\n");
+  for (const FdItem& it : items) {
+    const plucker::Model& m = it.b->model;
+    const plucker::FactorisationCost c = plucker::ltdl_cost(m);
+    int sum_d2 = 0;
+    for (int i = 1; i < m.nbodies(); ++i) sum_d2 += m.joint_nv(i) * m.joint_nv(i);
+    std::printf("%-18s %4d", it.b->name.c_str(), m.nv());
+    for (const std::string& a : algs) {
+      const double t = collector.median("fd/" + it.b->name + "/" + a);
+      std::printf(" %12s", fmt_ns(t).c_str());
+      if (!std::isfinite(t)) continue;
+      char buf[640];
+      std::snprintf(buf, sizeof(buf),
+                    "  {\"family\": \"%s\", \"model\": \"%s\", \"algorithm\": \"%s\", \"ns\": %.1f, \"bodies\": %d, "
+                    "\"nv\": %d, \"sum_joint_nv2\": %d, \"depth_sum\": %lld, \"ltdl_mul\": %lld, \"auto_method\": \"%s\"}",
+                    it.family.c_str(), it.b->name.c_str(), a.c_str(), t, m.nbodies() - 1, m.nv(), sum_d2,
+                    c.factor_div, c.factor_mul,
+                    std::string(plucker::to_string(plucker::forward_dynamics_choice(m).method)).c_str());
+      js.add(buf);
+    }
+    std::printf("  %s\n", std::string(plucker::to_string(plucker::forward_dynamics_choice(m).method)).c_str());
+  }
+}
+
 }  // namespace
+
+int run_fd(const Options& opt) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::map<std::string, Key> keys;
+  const std::vector<std::string> algs = fd_algorithms();
+  const std::vector<FdItem> items = register_fd(opt, algs, keys);
+  std::cerr << "plucker_bench --fd: running " << keys.size() << " benchmarks\n";
+  Collector collector(keys);
+  benchmark::RunSpecifiedBenchmarks(&collector);
+  for (const auto& [name, err] : collector.errors()) std::printf("note: %s: error: %s\n", name.c_str(), err.c_str());
+  report_fd(opt, items, algs, collector);
+  std::printf("\nplucker_bench --fd: %zu benchmarks in %.0f s; wrote %s/fd_timing.json\n", keys.size(),
+              seconds_since(t0), display_dir(opt.out).c_str());
+  return 0;
+}
 
 int run_fd_ops(const std::string& spec) {
   const std::size_t c1 = spec.find(','), c2 = spec.find(',', c1 + 1);
@@ -238,9 +334,7 @@ int run_fd_ops(const std::string& spec) {
 
 int run_fd_accuracy(const std::string& out_dir, const std::string& models_regex) {
   const std::regex filter(models_regex.empty() ? std::string("^(chain|tapered_chain|tree_bf2_)") : models_regex);
-  std::ofstream js(out_dir + "/fd_accuracy.json");
-  js << "[\n";
-  bool first = true;
+  JsonArray js(output_path(out_dir, "fd_accuracy.json"));
   constexpr int kStates = 5;
   std::printf("%-18s %4s %9s %10s", "model", "nv", "cond(M)", "ld-ref dev");
   for (plucker::ForwardDynamicsMethod m : plucker::forward_dynamics_methods())
@@ -291,8 +385,7 @@ int run_fd_accuracy(const std::string& out_dir, const std::string& models_regex)
                       "\"cg_iterations\": %d}",
                       fm.family.c_str(), fm.name.c_str(), model.nv(), s, name.c_str(), err, cond, ld_dev,
                       cond * kQuadEps, iterations);
-        js << (first ? "" : ",\n") << buf;
-        first = false;
+        js.add(buf);
       }
     }
     std::printf("%-18s %4d %9.2e %10.1e", fm.name.c_str(), model.nv(), cond_max, ld_dev_max);
@@ -301,7 +394,7 @@ int run_fd_accuracy(const std::string& out_dir, const std::string& models_regex)
     std::printf("\n");
     std::fflush(stdout);
   }
-  js << "\n]\n";
+  js.close();
   std::printf("\nworst relative error |qdd - qdd_ref| / |qdd_ref| over %d states; reference in __float128 (ld-ref dev: "
               "how far a long-double reference is from it); wrote %s/fd_accuracy.json\n",
               kStates, out_dir.c_str());

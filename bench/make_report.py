@@ -160,7 +160,8 @@ def main():
       f"library alike, and every timed loop starts with `VZEROUPPER`: the peers are legacy-SSE "
       f"Debian builds, and after this binary's AVX-512 code they ran slower until one "
       f"(MuJoCo's ID on talos_full_ff: 16,800-18,000 ns without, 9,500-11,700 ns with; the "
-      f"mechanism was not isolated).")
+      f"mechanism was not isolated). How the bench measures, and the measurements behind these "
+      f"choices: `docs/benchmark_notes.md`.")
     w("")
     w("Rows `rnea`, `crba`, `aba` are the tasks *inverse dynamics*, *joint-space inertia matrix* and "
       "*forward dynamics*; a peer's figure in such a row is its own method for that task:")

@@ -1,4 +1,4 @@
-// Interface between the benchmark driver (bench_main.cpp, built with plucker's Eigen
+// Interface between the benchmark driver (main.cpp and the modes, built with plucker's Eigen
 // settings) and the peer adapters (bench/peer_<name>.cpp, in the shared library
 // plucker_bench_peers, built like Debian's MuJoCo/KDL/DART: no -march=native, 16-byte
 // Eigen alignment).
