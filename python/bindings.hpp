@@ -1,0 +1,61 @@
+// What the binding files of module `plucker` share: the Python Model, the exception classes,
+// and one bind_* function per area (each in its own file, called by module.cpp).
+//
+//   module.cpp            module, exception classes, the C++ -> Python error translator
+//   convert.hpp/.cpp      argument and result conversion (written once, used by every area)
+//   model.cpp             plucker.Model, URDF loading, the model builders
+//   dynamics.cpp          rnea, crba, aba, nonlinear effects, gravity torques, energies
+//   forward_dynamics.cpp  forward_dynamics family, minv
+//   loops.cpp             closed loops (constraints, assembly, constrained dynamics)
+//   batch.cpp             the batched functions (the only ones that release the GIL)
+//   kinematics.cpp        poses, Jacobians, centre of mass, configuration space
+//
+// pybind11/eigen.h and pybind11/stl.h are deliberately not used (compile time): the few
+// conversions are written out in convert.cpp.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include "plucker/plucker.hpp"
+
+namespace plucker_py {
+
+namespace py = pybind11;
+
+/// The Python Model: a plucker::Model and the workspace of the single-state functions.
+///
+/// Threads: the single-state functions hold the GIL for their whole call, so they share one
+/// Data safely. The batched functions do not use it: they make their own per-thread workspace
+/// and release the GIL.
+class PyModel {
+ public:
+  explicit PyModel(plucker::Model&& model) : model_(std::move(model)), data_(model_) {}
+
+  const plucker::Model& model() const { return model_; }
+  /// The workspace of the single-state functions.
+  plucker::Data& data() { return data_; }
+
+  /// The model, for a mutator.
+  plucker::Model& mutable_model() { return model_; }
+  /// Makes the workspace again (after a change of the model's sizes).
+  void reset_data() { data_ = plucker::Data(model_); }
+
+ private:
+  plucker::Model model_;
+  plucker::Data data_;
+};
+
+// Python exception and warning classes (created by module.cpp, never freed).
+extern PyObject* g_model_error;     // plucker.ModelError(ValueError)
+extern PyObject* g_singular_error;  // plucker.SingularError(ArithmeticError)
+extern PyObject* g_model_warning;   // plucker.ModelWarning(UserWarning)
+
+// One per area, in the order module.cpp calls them (Model first: the others' signatures name it).
+void bind_model(py::module_& mod);
+void bind_dynamics(py::module_& mod);
+void bind_forward_dynamics(py::module_& mod);
+void bind_loops(py::module_& mod);
+void bind_batch(py::module_& mod);
+void bind_kinematics(py::module_& mod);
+
+}  // namespace plucker_py

@@ -1,0 +1,189 @@
+// Argument and result conversion (see convert.hpp).
+#include "convert.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace plucker_py {
+
+// ------------------------------------------------------------------ errors and strings
+py::str to_str(const std::string& s) { return py::str(s); }
+
+py::list str_list(const std::vector<std::string>& v) {
+  py::list out;
+  for (const auto& s : v) out.append(to_str(s));
+  return out;
+}
+
+void raise(PyObject* type, const std::string& msg) {
+  PyErr_SetObject(type, to_str(msg).ptr());
+  throw py::error_already_set();
+}
+
+void issue_warning(const std::string& msg) {
+  if (PyErr_WarnEx(g_model_warning, msg.c_str(), 1) < 0) throw py::error_already_set();
+}
+
+std::unique_ptr<PyModel> wrap(Model&& m) { return std::make_unique<PyModel>(std::move(m)); }
+
+// ------------------------------------------------------------------ arrays
+namespace {
+
+std::string repr_of(py::handle h) { return py::repr(h).cast<std::string>(); }
+
+}  // namespace
+
+Array float_array(py::handle obj, const std::string& name, const std::string& expected) {
+  if (obj.is_none()) value_error(name + " is None, expected an array of " + expected);
+  Array a = Array::ensure(obj);
+  if (!a) value_error(name + " cannot be converted to a float64 array (expected an array of " + expected + ")");
+  return a;
+}
+
+Vector::Vector(py::handle obj, std::string name, const std::string& expected)
+    : array_(float_array(obj, name, "size " + expected)), name_(std::move(name)) {
+  if (array_.ndim() != 1)
+    value_error(name_ + " must be 1-D, got shape " + repr_of(array_.attr("shape")) + " (expected size " + expected + ")");
+}
+
+Vector q_arg(const PyModel& m, py::handle obj, const char* name) {
+  return Vector(obj, name, "nq = " + std::to_string(m.model().nq()));
+}
+Vector v_arg(const PyModel& m, py::handle obj, const char* name) {
+  return Vector(obj, name, "nv = " + std::to_string(m.model().nv()));
+}
+
+namespace {
+
+std::string number_text(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  return std::to_string(x);
+}
+
+/// Index of the first non-finite entry, or -1.
+Eigen::Index first_non_finite(const double* p, Eigen::Index n) {
+  for (Eigen::Index k = 0; k < n; ++k)
+    if (!std::isfinite(p[k])) return k;
+  return -1;
+}
+
+}  // namespace
+
+void rethrow_invalid_argument(const plucker::InvalidArgument& e, std::initializer_list<const Vector*> args) {
+  const std::string msg = e.what();
+  for (const Vector* v : args) {
+    // The C++ checks say "<function>: <name> is not finite at joint '<joint>'".
+    const std::string pattern = v->name() + " is not finite";
+    std::size_t pos = msg.find(pattern);
+    while (pos != std::string::npos && pos > 0 && msg[pos - 1] != ' ') pos = msg.find(pattern, pos + 1);
+    if (pos == std::string::npos) continue;
+    const Eigen::Index k = first_non_finite(v->data(), v->size());
+    if (k < 0) continue;
+    value_error(msg.substr(0, pos) + v->name() + "[" + std::to_string(k) + "] is not finite (" +
+                number_text(v->data()[k]) + ")" + msg.substr(pos + pattern.size()));
+  }
+  throw;  // the original, translated by module.cpp
+}
+
+void require_finite(const PyModel& m, const Vector& v, bool tangent) {
+  const Eigen::Index k = first_non_finite(v.data(), v.size());
+  if (k < 0) return;
+  std::string msg = v.name() + "[" + std::to_string(k) + "] is not finite (" + number_text(v.data()[k]) + ")";
+  const Model& model = m.model();
+  for (int i = 1; i < model.nbodies(); ++i) {
+    const int start = tangent ? model.idx_v(i) : model.idx_q(i);
+    const int size = tangent ? model.joint_nv(i) : model.joint_nq(i);
+    if (k >= start && k < start + size) msg += " at joint '" + model.joint_name(i) + "'";
+  }
+  value_error(msg);
+}
+
+Eigen::VectorXd fixed_vector(py::handle obj, const std::string& name, Eigen::Index n, const char* what) {
+  const std::string expected = std::to_string(n) + (what ? std::string(" (") + what + ")" : std::string());
+  const Vector v(obj, name, expected);
+  if (v.size() != n) value_error(name + " has size " + std::to_string(v.size()) + ", expected " + expected);
+  const Eigen::Index k = first_non_finite(v.data(), n);
+  if (k >= 0) value_error(name + "[" + std::to_string(k) + "] is not finite (" + number_text(v.data()[k]) + ")");
+  return v.map();
+}
+
+Array batch_arg(py::handle obj, const std::string& name, py::ssize_t cols, const std::string& cols_what,
+                py::ssize_t rows) {
+  const std::string expected = "(B, " + cols_what + ")";
+  Array a = float_array(obj, name, "shape " + expected);
+  if (a.ndim() != 2 || a.shape(1) != cols || (rows >= 0 && a.shape(0) != rows))
+    value_error(name + " has shape " + repr_of(a.attr("shape")) + ", expected " +
+                (rows >= 0 ? "(" + std::to_string(rows) + ", " + cols_what + ") (B from the first argument)"
+                           : expected));
+  return a;
+}
+
+// ------------------------------------------------------------------ other arguments
+ReferenceFrame frame_arg(const std::string& frame) {
+  if (frame == "world" || frame == "WORLD" || frame == "World") return ReferenceFrame::World;
+  if (frame == "local" || frame == "LOCAL" || frame == "Local") return ReferenceFrame::Local;
+  value_error("frame must be 'world' or 'local', got '" + frame + "'");
+}
+
+std::uint64_t seed_arg(py::handle obj) {
+  PyObject* idx = PyNumber_Index(obj.ptr());
+  if (!idx) {
+    PyErr_Clear();
+    value_error("seed must be an integer in [0, 2**64)");
+  }
+  const unsigned long long s = PyLong_AsUnsignedLongLong(idx);
+  Py_DECREF(idx);
+  if (s == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();
+    value_error("seed must be an integer in [0, 2**64)");
+  }
+  return static_cast<std::uint64_t>(s);
+}
+
+int threads_arg(int threads) {
+  if (threads < 0) value_error("threads must be >= 0 (0: one per hardware thread), got " + std::to_string(threads));
+  return threads;
+}
+
+std::pair<int, int> body_or_frame(const PyModel& m, const std::string& name, const char* fn) {
+  const Model& model = m.model();
+  if (model.has_body(name)) return {model.body_index(name), -1};
+  if (model.has_frame(name)) {
+    const int f = model.frame_index(name);
+    return {model.frames()[static_cast<std::size_t>(f)].body, f};
+  }
+  value_error(std::string(fn) + ": unknown body or frame '" + name + "'");
+}
+
+const char* const f_ext_doc =
+    "f_ext: None or a dict body_name -> 6-vector [moment; force] (world coordinates about the\n"
+    "world origin when frame='world', body coordinates about the body origin when frame='local').";
+
+std::vector<Force> forces_arg(const PyModel& m, py::handle f_ext) {
+  std::vector<Force> out;
+  if (f_ext.is_none()) return out;
+  if (!py::hasattr(f_ext, "items"))
+    value_error("f_ext must be a dict mapping body names to 6-vectors [moment; force], or None");
+  const Model& model = m.model();
+  py::iterable items = f_ext.attr("items")();
+  for (py::handle item : items) {
+    py::tuple kv = py::reinterpret_borrow<py::tuple>(item);
+    if (!py::isinstance<py::str>(kv[0])) value_error("f_ext keys must be body names (str), got " + repr_of(kv[0]));
+    const std::string name = kv[0].cast<std::string>();
+    if (!model.has_body(name)) value_error("f_ext: unknown body '" + name + "'");
+    if (out.empty()) out.assign(static_cast<std::size_t>(model.nbodies()), Force::Zero());
+    out[static_cast<std::size_t>(model.body_index(name))] +=
+        Force(plucker::Vec6(fixed_vector(kv[1], "f_ext['" + name + "']", 6, "[moment; force]")));
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ results
+py::array_t<double> to_numpy(const double* p, py::ssize_t n) {
+  py::array_t<double> out(n);
+  if (n) std::memcpy(out.mutable_data(), p, static_cast<std::size_t>(n) * sizeof(double));
+  return out;
+}
+
+}  // namespace plucker_py

@@ -1,0 +1,91 @@
+// The forward-dynamics family: forward_dynamics_crba, forward_dynamics (every method), the choice
+// of 'auto', minv.
+#include <string>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+
+namespace plucker_py {
+namespace {
+
+PyObject* g_fd_choice_type = nullptr;  // namedtuple ForwardDynamicsChoice(method, reason)
+
+/// A namedtuple class, attribute `name` of the module; one reference kept for good.
+PyObject* named_tuple(py::module_& mod, const char* name, py::tuple fields, const char* doc) {
+  py::object type = py::module_::import("collections").attr("namedtuple")(name, fields);
+  type.attr("__doc__") = doc;
+  type.attr("__module__") = "plucker";
+  mod.attr(name) = type;
+  return type.release().ptr();
+}
+
+py::array_t<double> fd_crba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, ForceDict f_ext,
+                               const std::string& frame) {
+  const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
+  const std::vector<Force> f = forces_arg(m, f_ext);
+  const ReferenceFrame rf = frame_arg(frame);
+  return call({&qa, &va, &ta}, [&] {
+    if (f.empty()) return vec_out(plucker::forward_dynamics_crba(m.model(), m.data(), qa, va, ta));
+    return vec_out(plucker::forward_dynamics_crba(m.model(), m.data(), qa, va, ta, f, rf));
+  });
+}
+
+py::array_t<double> forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, const std::string& method,
+                                        ForceDict f_ext, const std::string& frame) {
+  const plucker::ForwardDynamicsMethod meth = plucker::parse_forward_dynamics_method(method);
+  const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
+  const std::vector<Force> f = forces_arg(m, f_ext);
+  const ReferenceFrame rf = frame_arg(frame);
+  return call({&qa, &va, &ta},
+              [&] { return vec_out(plucker::forward_dynamics(m.model(), m.data(), qa, va, ta, meth, f, rf)); });
+}
+
+}  // namespace
+
+void bind_forward_dynamics(py::module_& mod) {
+  mod.def("forward_dynamics_crba", &fd_crba_py, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"),
+          py::arg("f_ext") = py::none(), py::arg("frame") = "world",
+          "Forward dynamics by CRBA + dense Cholesky (the O(n^3) reference path); same arguments as aba.");
+  {
+    py::tuple names(plucker::forward_dynamics_methods().size());
+    std::size_t k = 0;
+    for (plucker::ForwardDynamicsMethod meth : plucker::forward_dynamics_methods())
+      names[k++] = py::str(std::string(plucker::to_string(meth)));
+    mod.attr("FORWARD_DYNAMICS_METHODS") = names;
+  }
+  g_fd_choice_type = named_tuple(mod, "ForwardDynamicsChoice", py::make_tuple("method", "reason"),
+                                 "The method forward_dynamics(method='auto') runs on a model, and why.");
+  mod.def("forward_dynamics", &forward_dynamics_py, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"),
+          py::arg("method") = "auto", py::arg("f_ext") = py::none(), py::arg("frame") = "world",
+          (std::string("Forward dynamics qdd = FD(q, v, tau) by any method of FORWARD_DYNAMICS_METHODS:\n"
+                       "'aba' (articulated-body algorithm, O(N)), 'crba_cholesky' (CRBA + dense Cholesky),\n"
+                       "'crba_ltdl' (CRBA + LTDL on the tree's sparsity), 'direct_cholesky' / 'symmetry_cholesky'\n"
+                       "(M by the direct / symmetry-based method + dense Cholesky), 'cg' / 'pcg' (conjugate\n"
+                       "gradient on O(N) products M y, plain / preconditioned by diag(H R H*)), 'innovations'\n"
+                       "(M = [I + H phi K] D [I + H phi K]*, two O(N) triangular sweeps), 'minv' (M^-1 from\n"
+                       "its operator form times tau - C), 'auto' (see forward_dynamics_choice). Raises ValueError\n"
+                       "for an unknown method and plucker.SingularError naming the joint where M is singular.\n") +
+           f_ext_doc)
+              .c_str());
+  mod.def(
+      "forward_dynamics_choice",
+      [](const PyModel& m) {
+        const plucker::ForwardDynamicsChoice c = plucker::forward_dynamics_choice(m.model());
+        return py::reinterpret_borrow<py::object>(g_fd_choice_type)(std::string(plucker::to_string(c.method)),
+                                                                     to_str(c.reason));
+      },
+      py::arg("model"),
+      "ForwardDynamicsChoice(method, reason): the method that forward_dynamics(method='auto') runs\n"
+      "on this model ('aba' or 'crba_ltdl', by predicted time from the topology) and why.");
+  mod.def(
+      "minv",
+      [](PyModel& m, ArrayLike q) {
+        const Vector qa = q_arg(m, q);
+        return call({&qa}, [&] { return mat_out(plucker::minv(m.model(), m.data(), qa)); });
+      },
+      py::arg("model"), py::arg("q"),
+      "M(q)^-1, (nv, nv), from the operator form [I - H psi K]* D^-1 [I - H psi K] (Jain Lemma 6.4),\n"
+      "O(N^2) without forming or factorising M. Raises plucker.SingularError naming the joint.");
+}
+
+}  // namespace plucker_py

@@ -1,0 +1,77 @@
+// Module `plucker`: its docstring, the exception classes and the translation of C++ errors.
+//
+// Errors: plucker::InvalidArgument -> ValueError, plucker::ModelError -> plucker.ModelError
+// (a ValueError), plucker::SingularError -> plucker.SingularError (an ArithmeticError), any
+// other plucker::Error -> RuntimeError. URDF loader warnings are Python warnings of category
+// plucker.ModelWarning (a UserWarning), so `warnings` filters apply.
+#include <exception>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "plucker/version.hpp"
+
+namespace plucker_py {
+
+PyObject* g_model_error = nullptr;
+PyObject* g_singular_error = nullptr;
+PyObject* g_model_warning = nullptr;
+
+namespace {
+
+PyObject* new_exception(const char* name, const char* doc, PyObject* base) {
+  PyObject* e = PyErr_NewExceptionWithDoc(name, doc, base, nullptr);
+  if (!e) throw py::error_already_set();
+  return e;
+}
+
+void set_error(PyObject* type, const char* what) { PyErr_SetObject(type, to_str(what).ptr()); }
+
+void translate(std::exception_ptr p) {
+  try {
+    if (p) std::rethrow_exception(p);
+  } catch (const plucker::InvalidArgument& e) {
+    set_error(PyExc_ValueError, e.what());
+  } catch (const plucker::ModelError& e) {
+    set_error(g_model_error, e.what());
+  } catch (const plucker::SingularError& e) {
+    set_error(g_singular_error, e.what());
+  } catch (const plucker::Error& e) {
+    set_error(PyExc_RuntimeError, e.what());
+  }
+}
+
+}  // namespace
+
+}  // namespace plucker_py
+
+PYBIND11_MODULE(plucker, mod) {
+  using namespace plucker_py;
+  mod.doc() =
+      "plucker: rigid-body dynamics (RNEA, CRBA, ABA, kinematics) of kinematic trees.\n\n"
+      "Conventions: spatial vectors are [angular; linear]; external forces are [moment; force]\n"
+      "in world coordinates about the world origin (frame='world', default) or in body\n"
+      "coordinates about the body origin (frame='local'). Quaternions in q are [x, y, z, w];\n"
+      "a free-flyer's q is [x, y, z, qx, qy, qz, qw] and its v = [omega; v] in the body frame.";
+  mod.attr("__version__") = plucker::version();
+
+  g_model_error = new_exception("plucker.ModelError", "A model (loaded or built) is malformed or physically impossible.",
+                                PyExc_ValueError);
+  g_singular_error = new_exception(
+      "plucker.SingularError", "The dynamics are undefined at this state (e.g. a singular joint-space inertia).",
+      PyExc_ArithmeticError);
+  g_model_warning = new_exception("plucker.ModelWarning", "A defect found while loading a model (loaded anyway).",
+                                  PyExc_UserWarning);
+  mod.attr("ModelError") = py::handle(g_model_error);
+  mod.attr("SingularError") = py::handle(g_singular_error);
+  mod.attr("ModelWarning") = py::handle(g_model_warning);
+  // The module attributes keep their own references; the globals keep one more (never freed).
+
+  py::register_exception_translator(&translate);
+
+  bind_model(mod);
+  bind_dynamics(mod);
+  bind_forward_dynamics(mod);
+  bind_loops(mod);
+  bind_batch(mod);
+  bind_kinematics(mod);
+}
