@@ -31,13 +31,43 @@ namespace {
 
 std::string repr_of(py::handle h) { return py::repr(h).cast<std::string>(); }
 
+/// "bool", "complex128", "<U3", ... and what it is, for the dtype error.
+std::string describe_dtype(const py::dtype& dt) {
+  const std::string name = py::str(static_cast<const py::handle&>(dt)).cast<std::string>();
+  switch (dt.kind()) {
+    case 'b': return name;
+    case 'c': return name + " (complex)";
+    case 'M': return name + " (datetime)";
+    case 'm': return name + " (timedelta)";
+    case 'O': return name + " (Python objects)";
+    case 'U':
+    case 'S': return name + " (strings)";
+    default: return name;
+  }
+}
+
 }  // namespace
 
 Array float_array(py::handle obj, const std::string& name, const std::string& expected) {
   if (obj.is_none()) value_error(name + " is None, expected an array of " + expected);
-  Array a = Array::ensure(obj);
-  if (!a) value_error(name + " cannot be converted to a float64 array (expected an array of " + expected + ")");
-  return a;
+  py::array a = py::array::ensure(obj);
+  if (!a) {
+    // Ask numpy again for its reason (e.g. a ragged list).
+    std::string why = "numpy cannot make an array of it";
+    try {
+      py::module_::import("numpy").attr("asarray")(obj);
+    } catch (py::error_already_set& e) {
+      why = py::str(e.value()).cast<std::string>();
+    }
+    value_error(name + " cannot be converted to an array of numbers (" + why + "); expected an array of " + expected);
+  }
+  const char kind = a.dtype().kind();
+  if (kind != 'i' && kind != 'u' && kind != 'f')
+    value_error(name + " has dtype " + describe_dtype(a.dtype()) +
+                ", expected real numbers (an integer or floating dtype): an array of " + expected);
+  Array out = Array::ensure(a);  // clears the error when it fails (memory)
+  if (!out) value_error(name + " cannot be converted to float64");
+  return out;
 }
 
 Vector::Vector(py::handle obj, std::string name, const std::string& expected)

@@ -1,8 +1,10 @@
 // Argument and result conversion, written once for every binding file.
 //
-// Arguments. Arrays accept any float64 array-like (lists, integer arrays, non-contiguous
-// slices, float32, ...): they are converted to C-contiguous float64 (no copy when they already
-// are) of the right dimensionality. Sizes and finiteness are left to the C++ function that receives them: its
+// Arguments. Arrays accept real numbers only: integer and floating dtypes, and array-likes of
+// them (lists, tuples, non-contiguous slices, float32, ...); bool, complex, datetime/timedelta,
+// object and str arrays are refused with a ValueError naming the argument and the dtype. They
+// are converted to C-contiguous float64 (no copy when they already are) of the right
+// dimensionality. Sizes and finiteness are left to the C++ function that receives them: its
 // errors name the function, the argument and the joint; call() adds the index and value of a
 // non-finite entry. Only what the C++ API cannot see is checked here: the fixed-size vectors
 // that become C++ values (gravity, axes, forces: size and finiteness), the keys of f_ext, the
@@ -74,8 +76,8 @@ py::list str_list(const std::vector<std::string>& v);
 void issue_warning(const std::string& msg);
 
 // ------------------------------------------------------------------ arrays
-/// `obj` as a C-contiguous float64 array of any shape; refuses None and what numpy cannot
-/// convert. `expected` completes "expected an array of ..."
+/// `obj` as a C-contiguous float64 array of any shape; refuses None, what numpy cannot convert
+/// and dtypes other than integer and floating. `expected` completes "expected an array of ..."
 /// in the errors ("size nq = 7", "shape (B, nq = 7)").
 Array float_array(py::handle obj, const std::string& name, const std::string& expected);
 

@@ -3,6 +3,7 @@ identities that tie the algorithms together (ABA inverts RNEA, CRBA = RNEA colum
 enters as J^T f, ...), on a small URDF written here, on the builders and on the shared
 robot models (skipped when absent)."""
 import math
+import re
 import warnings
 
 import numpy as np
@@ -640,3 +641,55 @@ def test_body_jacobian_matches_pose_finite_differences(mid):
         scale = 1e-6 * (1 + np.linalg.norm(Jw) * np.linalg.norm(v))
         np.testing.assert_allclose(Jw @ v, world, atol=scale, err_msg=body)
         np.testing.assert_allclose(Jl @ v, local, atol=scale, err_msg=body)
+
+
+
+# --------------------------------------------------------------------------- dtypes (issue: reliability)
+NON_REAL = [
+    pytest.param(lambda n: np.ones(n, dtype=bool), "bool", id="bool"),
+    pytest.param(lambda n: [True] * n, "bool", id="list_of_bool"),
+    pytest.param(lambda n: np.arange(n).astype("datetime64[s]"), "datetime64[s] (datetime)", id="datetime64"),
+    pytest.param(lambda n: np.arange(n).astype("timedelta64[s]"), "timedelta64[s] (timedelta)", id="timedelta64"),
+    pytest.param(lambda n: np.zeros(n, dtype=complex), "complex128 (complex)", id="complex"),
+    pytest.param(lambda n: np.zeros(n, dtype=object), "object (Python objects)", id="object"),
+    pytest.param(lambda n: ["0.5"] * n, "<U3 (strings)", id="list_of_str"),
+]
+
+
+@pytest.mark.parametrize("make, dtype_text", NON_REAL)
+def test_non_real_dtypes_are_refused_naming_argument_and_dtype(small_floating, make, dtype_text):
+    """bool, datetime/timedelta, complex, object and str arrays used to be cast to float64 (complex
+    with only a warning, strings parsed): refused now, naming the argument and the dtype found."""
+    m = small_floating
+    q, v, a = random_state(m, 20)
+    for k, name in enumerate(("q", "v", "a")):
+        args = [q, v, a]
+        args[k] = make(len(args[k]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy's ComplexWarning must not be how it is refused
+            with pytest.raises((TypeError, ValueError), match=rf"^{name} has dtype {re.escape(dtype_text)}"):
+                plucker.rnea(m, *args)
+    with pytest.raises((TypeError, ValueError), match=rf"^Q has dtype {re.escape(dtype_text)}"):
+        plucker.crba_batch(m, np.array([make(m.nq)] * 2))
+    with pytest.raises((TypeError, ValueError), match=rf"^gravity has dtype {re.escape(dtype_text)}"):
+        m.gravity = make(3)
+    with pytest.raises((TypeError, ValueError), match=rf"^f_ext\['side'\] has dtype {re.escape(dtype_text)}"):
+        plucker.rnea(m, q, v, a, f_ext={"side": make(6)})
+    np.testing.assert_array_equal(m.gravity, [0, 0, -9.81])
+
+
+def test_real_dtypes_are_accepted(small):
+    q, v, a = (np.abs(np.round(3 * x)) for x in random_state(small, 21))  # small whole numbers >= 0
+    ref = plucker.rnea(small, q, v, a)
+    for dtype in (np.int8, np.uint8, np.int32, np.uint64, np.float16, np.float32, np.longdouble):
+        np.testing.assert_array_equal(plucker.rnea(small, *(x.astype(dtype) for x in (q, v, a))), ref,
+                                      err_msg=str(dtype))
+    np.testing.assert_array_equal(plucker.rnea(small, [int(x) for x in q], v, a), ref)
+
+
+def test_unconvertible_inputs_name_the_argument(small):
+    z = np.zeros(3)
+    with pytest.raises(ValueError, match=r"^q cannot be converted to an array of numbers.*inhomogeneous"):
+        plucker.rnea(small, [[1.0, 2.0], [3.0]], z, z)
+    with pytest.raises(ValueError, match=r"^v is None, expected an array of size nv = 3"):
+        plucker.rnea(small, z, None, z)
