@@ -187,24 +187,50 @@ std::pair<int, int> body_or_frame(const PyModel& m, const std::string& name, con
 }
 
 const char* const f_ext_doc =
-    "f_ext: None or a dict body_name -> 6-vector [moment; force] (world coordinates about the\n"
-    "world origin when frame='world', body coordinates about the body origin when frame='local').";
+    "f_ext: None or a dict name -> 6-vector [moment; force], a name being a body's (Model.body_names)\n"
+    "or a frame's (Model.frame_names: the force acts on the frame's body). frame='world': world\n"
+    "coordinates, moment about the world origin (bodies and frames alike). frame='local': a body's\n"
+    "force in body coordinates about the body origin, a frame's in the frame's coordinates about\n"
+    "the frame's origin.";
 
-std::vector<Force> forces_arg(const PyModel& m, py::handle f_ext) {
+std::vector<Force> forces_arg(const PyModel& m, py::handle f_ext, ReferenceFrame frame) {
   std::vector<Force> out;
   if (f_ext.is_none()) return out;
   if (!py::hasattr(f_ext, "items"))
-    value_error("f_ext must be a dict mapping body names to 6-vectors [moment; force], or None");
+    value_error("f_ext must be a dict mapping body or frame names to 6-vectors [moment; force], or None, got " +
+                repr_of(py::type::handle_of(f_ext)));
   const Model& model = m.model();
-  py::iterable items = f_ext.attr("items")();
-  for (py::handle item : items) {
-    py::tuple kv = py::reinterpret_borrow<py::tuple>(item);
-    if (!py::isinstance<py::str>(kv[0])) value_error("f_ext keys must be body names (str), got " + repr_of(kv[0]));
-    const std::string name = kv[0].cast<std::string>();
-    if (!model.has_body(name)) value_error("f_ext: unknown body '" + name + "'");
+  const py::object items = f_ext.attr("items")();
+  PyObject* it = PyObject_GetIter(items.ptr());
+  if (!it) {
+    PyErr_Clear();
+    value_error("f_ext.items() must return an iterable of (name, force) pairs, got " + repr_of(items));
+  }
+  for (py::handle item : py::reinterpret_steal<py::iterator>(it)) {
+    // (name, force): any 2-sequence, as `for name, force in f_ext.items()` would unpack it.
+    PyObject* pair = py::isinstance<py::str>(item) ? nullptr : PySequence_Fast(item.ptr(), "");
+    if (!pair) PyErr_Clear();
+    const py::object kv = py::reinterpret_steal<py::object>(pair);
+    if (!pair || PySequence_Fast_GET_SIZE(pair) != 2)
+      value_error("f_ext.items() must yield (name, force) pairs, got " + repr_of(item));
+    const py::handle key = PySequence_Fast_GET_ITEM(pair, 0), value = PySequence_Fast_GET_ITEM(pair, 1);
+    if (!py::isinstance<py::str>(key))
+      value_error("f_ext keys must be body or frame names (str), got " + repr_of(key));
+    const std::string name = key.cast<std::string>();
+    int body = -1;
+    const plucker::Frame* fr = nullptr;
+    if (model.has_body(name)) {
+      body = model.body_index(name);
+    } else if (model.has_frame(name)) {
+      fr = &model.frames()[static_cast<std::size_t>(model.frame_index(name))];
+      body = fr->body;
+    } else {
+      value_error("f_ext: unknown body '" + name + "' (no body or frame of the model has this name)");
+    }
+    Force f(plucker::Vec6(fixed_vector(value, "f_ext['" + name + "']", 6, "[moment; force]")));
+    if (fr && frame == ReferenceFrame::Local) f = fr->X_body.apply_inverse(f);  // frame -> body: X_body^T
     if (out.empty()) out.assign(static_cast<std::size_t>(model.nbodies()), Force::Zero());
-    out[static_cast<std::size_t>(model.body_index(name))] +=
-        Force(plucker::Vec6(fixed_vector(kv[1], "f_ext['" + name + "']", 6, "[moment; force]")));
+    out[static_cast<std::size_t>(body)] += f;
   }
   return out;
 }

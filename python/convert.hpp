@@ -140,9 +140,13 @@ int threads_arg(int threads);
 /// Body or frame name -> (body index, frame index or -1). Bodies take precedence.
 std::pair<int, int> body_or_frame(const PyModel& m, const std::string& name, const char* fn);
 
-/// f_ext: None, or a mapping body_name -> 6-vector [moment; force]. Returns one Force per body
-/// (zeros where none is given), or an empty vector for None or an empty mapping.
-std::vector<Force> forces_arg(const PyModel& m, py::handle f_ext);
+/// f_ext: None, or a mapping name -> 6-vector [moment; force] where a name is a body's or a
+/// frame's (a frame's force acts on its body). With frame World every force is in world
+/// coordinates about the world origin; with Local a body's is in body coordinates about the
+/// body origin and a frame's in frame coordinates about the frame origin (converted here to its
+/// body's). Returns one Force per body (zeros where none is given), or an empty vector for None
+/// or an empty mapping.
+std::vector<Force> forces_arg(const PyModel& m, py::handle f_ext, ReferenceFrame frame);
 /// The f_ext / frame paragraph of the docstrings.
 extern const char* const f_ext_doc;
 

@@ -10,8 +10,8 @@ namespace {
 py::array_t<double> rnea_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike a, ForceDict f_ext,
                             const std::string& frame) {
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), aa = v_arg(m, a, "a");
-  const std::vector<Force> f = forces_arg(m, f_ext);
   const ReferenceFrame rf = frame_arg(frame);
+  const std::vector<Force> f = forces_arg(m, f_ext, rf);
   return call({&qa, &va, &aa}, [&] {
     if (f.empty()) return vec_out(plucker::rnea(m.model(), m.data(), qa, va, aa));
     return vec_out(plucker::rnea(m.model(), m.data(), qa, va, aa, f, rf));
@@ -21,8 +21,8 @@ py::array_t<double> rnea_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike a, F
 py::array_t<double> aba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, ForceDict f_ext,
                            const std::string& frame) {
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
-  const std::vector<Force> f = forces_arg(m, f_ext);
   const ReferenceFrame rf = frame_arg(frame);
+  const std::vector<Force> f = forces_arg(m, f_ext, rf);
   return call({&qa, &va, &ta}, [&] {
     if (f.empty()) return vec_out(plucker::aba(m.model(), m.data(), qa, va, ta));
     return vec_out(plucker::aba(m.model(), m.data(), qa, va, ta, f, rf));

@@ -22,8 +22,8 @@ PyObject* named_tuple(py::module_& mod, const char* name, py::tuple fields, cons
 py::array_t<double> fd_crba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, ForceDict f_ext,
                                const std::string& frame) {
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
-  const std::vector<Force> f = forces_arg(m, f_ext);
   const ReferenceFrame rf = frame_arg(frame);
+  const std::vector<Force> f = forces_arg(m, f_ext, rf);
   return call({&qa, &va, &ta}, [&] {
     if (f.empty()) return vec_out(plucker::forward_dynamics_crba(m.model(), m.data(), qa, va, ta));
     return vec_out(plucker::forward_dynamics_crba(m.model(), m.data(), qa, va, ta, f, rf));
@@ -34,8 +34,8 @@ py::array_t<double> forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, Ar
                                         ForceDict f_ext, const std::string& frame) {
   const plucker::ForwardDynamicsMethod meth = plucker::parse_forward_dynamics_method(method);
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
-  const std::vector<Force> f = forces_arg(m, f_ext);
   const ReferenceFrame rf = frame_arg(frame);
+  const std::vector<Force> f = forces_arg(m, f_ext, rf);
   return call({&qa, &va, &ta},
               [&] { return vec_out(plucker::forward_dynamics(m.model(), m.data(), qa, va, ta, meth, f, rf)); });
 }

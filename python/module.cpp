@@ -49,8 +49,8 @@ PYBIND11_MODULE(plucker, mod) {
   mod.doc() =
       "plucker: rigid-body dynamics (RNEA, CRBA, ABA, kinematics) of kinematic trees.\n\n"
       "Conventions: spatial vectors are [angular; linear]; external forces are [moment; force]\n"
-      "in world coordinates about the world origin (frame='world', default) or in body\n"
-      "coordinates about the body origin (frame='local'). Quaternions in q are [x, y, z, w];\n"
+      "in world coordinates about the world origin (frame='world', default) or in body (frame)\n"
+      "coordinates about the body (frame) origin (frame='local'). Quaternions in q are [x, y, z, w];\n"
       "a free-flyer's q is [x, y, z, qx, qy, qz, qw] and its v = [omega; v] in the body frame.";
   mod.attr("__version__") = plucker::version();
 

@@ -693,3 +693,67 @@ def test_unconvertible_inputs_name_the_argument(small):
         plucker.rnea(small, [[1.0, 2.0], [3.0]], z, z)
     with pytest.raises(ValueError, match=r"^v is None, expected an array of size nv = 3"):
         plucker.rnea(small, z, None, z)
+
+
+
+# --------------------------------------------------------------------------- f_ext (issue: reliability)
+class _Items:
+    """A mapping-like object whose items() yields what it is given."""
+
+    def __init__(self, items):
+        self._items = items
+
+    def items(self):
+        return self._items
+
+
+def test_f_ext_items_yielding_lists_or_bad_pairs(small):
+    """items() yielding lists used to raise SystemError ('bad argument to internal function') and
+    a 1-tuple IndexError: any (name, force) pair is taken, anything else is a clear ValueError."""
+    q, v, a = random_state(small, 22)
+    f = np.arange(6.0)
+    ref = plucker.rnea(small, q, v, a, f_ext={"side": f})
+    np.testing.assert_array_equal(plucker.rnea(small, q, v, a, f_ext=_Items([["side", f]])), ref)
+    np.testing.assert_array_equal(plucker.rnea(small, q, v, a, f_ext=_Items([("side", list(f))])), ref)
+    for bad in (("side",), ("side", f, 1), "si", 3, None):
+        with pytest.raises(ValueError, match=r"f_ext.items\(\) must yield \(name, force\) pairs, got"):
+            plucker.rnea(small, q, v, a, f_ext=_Items([bad]))
+    with pytest.raises(ValueError, match=r"f_ext.items\(\) must return an iterable"):
+        plucker.rnea(small, q, v, a, f_ext=_Items(3))
+
+
+def _frame_in_body(m, q, frame, body):
+    """(R, p): the frame's axes and origin in body coordinates, from the world poses."""
+    T = np.linalg.inv(plucker.frame_pose(m, q, body)) @ plucker.frame_pose(m, q, frame)
+    return T[:3, :3], T[:3, 3]
+
+
+@pytest.mark.parametrize("mid, frame_name, body", [("small", "tool", "slider"), ("small_floating", "tool", "slider"),
+                                                   ("humanoid", "l_sole", "l_foot"), ("quadruped", "LF_FOOT", "LF_SHANK")])
+def test_f_ext_on_a_frame(mid, frame_name, body):
+    """A frame name in f_ext puts the force on the frame's body. 'world': the same 6-vector as for
+    the body; 'local': [moment about the frame origin; force] in frame coordinates, i.e. on the body
+    [R n + p x R f; R f] (R, p: the frame's axes and origin in the body), and tau = rnea - J^T f with
+    the frame's local Jacobian."""
+    m = get_model(mid)
+    q, v, a = random_state(m, 23)
+    rng = np.random.default_rng(23)
+    f = rng.standard_normal(6)
+    tau0 = plucker.rnea(m, q, v, a)
+    # world: as if given for the body
+    tau_w = plucker.rnea(m, q, v, a, f_ext={frame_name: f}, frame="world")
+    assert close(tau_w, plucker.rnea(m, q, v, a, f_ext={body: f}, frame="world"), 1e-12)
+    assert close(tau_w, tau0 - plucker.body_jacobian(m, q, frame_name, frame="world").T @ f, 1e-10)
+    # local: moved to the body by hand
+    R, p = _frame_in_body(m, q, frame_name, body)
+    force_b = R @ f[3:]
+    f_body = np.concatenate([R @ f[:3] + np.cross(p, force_b), force_b])
+    tau_l = plucker.rnea(m, q, v, a, f_ext={frame_name: f}, frame="local")
+    assert close(tau_l, plucker.rnea(m, q, v, a, f_ext={body: f_body}, frame="local"), 1e-10)
+    assert close(tau_l, tau0 - plucker.body_jacobian(m, q, frame_name, frame="local").T @ f, 1e-10)
+    # forward dynamics with the same force recovers a; forces on a frame and its body add up
+    assert close(plucker.aba(m, q, v, tau_l, f_ext={frame_name: f}, frame="local"), a, 1e-9)
+    assert close(plucker.forward_dynamics(m, q, v, tau_l, method="crba_ltdl", f_ext={frame_name: f}, frame="local"),
+                 a, 1e-9)
+    both = plucker.rnea(m, q, v, a, f_ext={frame_name: f, body: f}, frame="local")
+    assert close(both, tau_l - plucker.body_jacobian(m, q, body, frame="local").T @ f, 1e-10)
