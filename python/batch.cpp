@@ -1,6 +1,7 @@
-// The batched functions: many states per call, on several threads, without the GIL. Every
-// state is validated by the C++ call before any computation (errors name the state and the
-// joint).
+// The batched functions: many states per call, on several threads, without the GIL. While one
+// runs, its model is marked in use (Running): the model's mutators raise instead of changing it
+// under the running call. Every state is validated by the C++ call before any computation
+// (errors name the state and the joint).
 #include <string>
 
 #include "bindings.hpp"
@@ -10,7 +11,7 @@ namespace plucker_py {
 namespace {
 
 /// rnea_batch (inverse = true) or aba_batch: (B, nq), (B, nv), (B, nv) -> (B, nv).
-py::array_t<double> dynamics_batch_py(const PyModel& m, ArrayLike q, ArrayLike v, ArrayLike x, int threads, bool inverse) {
+py::array_t<double> dynamics_batch_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike x, int threads, bool inverse) {
   const Model& model = m.model();
   const std::string nq = "nq = " + std::to_string(model.nq()), nv = "nv = " + std::to_string(model.nv());
   const Array Q = batch_arg(q, "Q", model.nq(), nq);
@@ -20,6 +21,7 @@ py::array_t<double> dynamics_batch_py(const PyModel& m, ArrayLike q, ArrayLike v
   threads_arg(threads);
   py::array_t<double> out({B, static_cast<py::ssize_t>(model.nv())});
   Eigen::Map<MatX> out_map(out.mutable_data(), model.nv(), static_cast<Eigen::Index>(B));
+  const Running running(m, inverse ? "rnea_batch" : "aba_batch");
   {
     py::gil_scoped_release release;
     plucker::BatchWorkspace workspace(model, threads);
@@ -31,7 +33,7 @@ py::array_t<double> dynamics_batch_py(const PyModel& m, ArrayLike q, ArrayLike v
   return out;
 }
 
-py::array_t<double> crba_batch_py(const PyModel& m, ArrayLike q, int threads) {
+py::array_t<double> crba_batch_py(PyModel& m, ArrayLike q, int threads) {
   const Model& model = m.model();
   const Array Q = batch_arg(q, "Q", model.nq(), "nq = " + std::to_string(model.nq()));
   const py::ssize_t B = Q.shape(0), nv = model.nv();
@@ -40,6 +42,7 @@ py::array_t<double> crba_batch_py(const PyModel& m, ArrayLike q, int threads) {
   // Row-major (B, nv, nv) is the column-major nv x (nv B) layout of crba_batch with each
   // block transposed, which M's symmetry makes the same matrix.
   Eigen::Map<MatX> out_map(out.mutable_data(), nv, static_cast<Eigen::Index>(nv * B));
+  const Running running(m, "crba_batch");
   {
     py::gil_scoped_release release;
     plucker::BatchWorkspace workspace(model, threads);
@@ -49,11 +52,12 @@ py::array_t<double> crba_batch_py(const PyModel& m, ArrayLike q, int threads) {
 }
 
 /// crba_batch_packed: (B, nq) -> (B, nnz), row b = M(Q[b])'s nonzeros in jsim_pattern order.
-py::array_t<double> crba_batch_packed_py(const PyModel& m, ArrayLike q, int threads) {
+py::array_t<double> crba_batch_packed_py(PyModel& m, ArrayLike q, int threads) {
   const Model& model = m.model();
   const Array Q = batch_arg(q, "Q", model.nq(), "nq = " + std::to_string(model.nq()));
   const py::ssize_t B = Q.shape(0);
   threads_arg(threads);
+  const Running running(m, "crba_batch_packed");
   plucker::BatchWorkspace workspace(model, threads);
   const py::ssize_t nnz = workspace.jsim_pattern().nnz();
   py::array_t<double> out({B, nnz});  // row-major (B, nnz) = column-major nnz x B
@@ -70,16 +74,17 @@ py::array_t<double> crba_batch_packed_py(const PyModel& m, ArrayLike q, int thre
 void bind_batch(py::module_& mod) {
   mod.def(
       "rnea_batch",
-      [](const PyModel& m, ArrayLike Q, ArrayLike V, ArrayLike A, int threads) {
+      [](PyModel& m, ArrayLike Q, ArrayLike V, ArrayLike A, int threads) {
         return dynamics_batch_py(m, Q, V, A, threads, true);
       },
       py::arg("model"), py::arg("Q"), py::arg("V"), py::arg("A"), py::arg("threads") = 0,
       "rnea over B states: Q (B, nq), V and A (B, nv) -> tau (B, nv), row b = rnea(Q[b], V[b], A[b]).\n"
       "Runs on `threads` threads (0: one per hardware thread) without the GIL; every state is\n"
-      "validated first (ValueError naming the state and joint).");
+      "validated first (ValueError naming the state and joint). While it runs the model cannot\n"
+      "change (setting its gravity from another thread raises RuntimeError).");
   mod.def(
       "aba_batch",
-      [](const PyModel& m, ArrayLike Q, ArrayLike V, ArrayLike TAU, int threads) {
+      [](PyModel& m, ArrayLike Q, ArrayLike V, ArrayLike TAU, int threads) {
         return dynamics_batch_py(m, Q, V, TAU, threads, false);
       },
       py::arg("model"), py::arg("Q"), py::arg("V"), py::arg("TAU"), py::arg("threads") = 0,

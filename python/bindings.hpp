@@ -16,6 +16,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <vector>
+
 #include "plucker/plucker.hpp"
 
 namespace plucker_py {
@@ -25,8 +27,9 @@ namespace py = pybind11;
 /// The Python Model: a plucker::Model and the workspace of the single-state functions.
 ///
 /// Threads: the single-state functions hold the GIL for their whole call, so they share one
-/// Data safely. The batched functions do not use it: they make their own per-thread workspace
-/// and release the GIL.
+/// Data safely. The batched functions release the GIL; while one runs, the model is marked in
+/// use (Running, taken and dropped with the GIL held) and every mutator refuses to change it
+/// (mutable_model), so that one call sees one model.
 class PyModel {
  public:
   explicit PyModel(plucker::Model&& model) : model_(std::move(model)), data_(model_) {}
@@ -35,14 +38,31 @@ class PyModel {
   /// The workspace of the single-state functions.
   plucker::Data& data() { return data_; }
 
-  /// The model, for a mutator.
-  plucker::Model& mutable_model() { return model_; }
+  /// The model, for a mutator named `what` (e.g. "setting Model.gravity"): raises RuntimeError
+  /// naming the running call(s) while a call that released the GIL uses the model.
+  plucker::Model& mutable_model(const char* what);
   /// Makes the workspace again (after a change of the model's sizes).
   void reset_data() { data_ = plucker::Data(model_); }
 
  private:
+  friend class Running;
   plucker::Model model_;
   plucker::Data data_;
+  std::vector<const char*> running_;  ///< names of the calls running without the GIL
+};
+
+/// Marks a PyModel in use by `call` for the scope (make and destroy it with the GIL held, and
+/// release the GIL inside its scope).
+class Running {
+ public:
+  Running(PyModel& model, const char* call) : model_(model), call_(call) { model_.running_.push_back(call); }
+  ~Running();
+  Running(const Running&) = delete;
+  Running& operator=(const Running&) = delete;
+
+ private:
+  PyModel& model_;
+  const char* call_;
 };
 
 // Python exception and warning classes (created by module.cpp, never freed).

@@ -9,6 +9,27 @@
 
 namespace plucker_py {
 
+plucker::Model& PyModel::mutable_model(const char* what) {
+  if (!running_.empty()) {
+    std::string calls;
+    for (const char* c : running_) {
+      if (!calls.empty()) calls += ", ";
+      calls += c;
+    }
+    raise(PyExc_RuntimeError, std::string(what) + ": the model is in use by " + calls +
+                                  " (running in another thread without the GIL); a model cannot change during a call");
+  }
+  return model_;
+}
+
+Running::~Running() {
+  for (auto it = model_.running_.begin(); it != model_.running_.end(); ++it)
+    if (*it == call_) {
+      model_.running_.erase(it);
+      break;
+    }
+}
+
 namespace {
 
 plucker::UrdfOptions urdf_options(bool floating_base, bool strict) {
@@ -60,14 +81,14 @@ int add_loop_joint(PyModel& m, const std::string& name, const std::string& type,
       plucker::Transform::from_rpy_xyz(vec3_arg(succ_rpy, "successor_rpy"), vec3_arg(succ_xyz, "successor_xyz"));
   lj.axis = vec3_arg(axis, "axis");
   lj.actuated = actuated;
-  const int k = m.mutable_model().add_loop_joint(lj);
+  const int k = m.mutable_model("add_loop_joint").add_loop_joint(lj);
   m.reset_data();  // the workspace is sized for the constraints
   return k;
 }
 
 void set_gravity(PyModel& m, ArrayLike g) {
   const plucker::Vec3 gravity = vec3_arg(g, "gravity");
-  m.mutable_model().set_gravity(gravity);
+  m.mutable_model("setting Model.gravity").set_gravity(gravity);
 }
 
 int joint_arg(const PyModel& m, const std::string& name) { return m.model().joint_index(name); }
@@ -114,7 +135,10 @@ void bind_model(py::module_& mod) {
   py::class_<PyModel> model(
       mod, "Model",
       "A kinematic-tree robot model and its computation workspace.\n\n"
-      "Create one with Model.from_urdf(), Model.from_urdf_string() or a build_*() function.");
+      "Create one with Model.from_urdf(), Model.from_urdf_string() or a build_*() function.\n\n"
+      "Threads: while a call that releases the GIL (rnea_batch, aba_batch, crba_batch,\n"
+      "crba_batch_packed) runs on a Model, the Model cannot change: setting gravity or adding a\n"
+      "loop joint raises RuntimeError naming the running call, so that one call sees one model.");
   model
       .def_static("from_urdf", &from_urdf, py::arg("path"), py::arg("floating_base") = false,
                   py::arg("strict") = false,
@@ -132,7 +156,8 @@ void bind_model(py::module_& mod) {
                              "Number of bodies including the fixed base (body 0).")
       .def_property(
           "gravity", [](const PyModel& m) { return vec_out(m.model().gravity()); }, &set_gravity,
-          "Gravity acceleration in world coordinates (3-vector; default [0, 0, -9.81]).")
+          "Gravity acceleration in world coordinates (3-vector; default [0, 0, -9.81]). Cannot be set\n"
+          "while a batched call runs on the model (RuntimeError).")
       .def_property_readonly("joint_names", [](const PyModel& m) { return str_list(m.model().movable_joint_names()); },
                              "Names of the movable joints (nv > 0), in model (q/v) order.")
       .def_property_readonly("loop_joint_names",
@@ -149,7 +174,7 @@ void bind_model(py::module_& mod) {
            "Adds a loop-closing joint between a frame on body `predecessor` and one on body `successor`\n"
            "(frames given as URDF-style xyz/rpy in the body frames), as the <loop_joint> element does.\n"
            "type: revolute, prismatic, cylindrical, planar, spherical (ball) or fixed (weld). Returns its\n"
-           "index.")
+           "index. Raises RuntimeError while a batched call runs on the model.")
       .def_property_readonly("all_joint_names", [](const PyModel& m) { return str_list(m.model().joint_names()); },
                              "Names of the joints of bodies 1..nbodies-1, fixed ones included.")
       .def_property_readonly("body_names", [](const PyModel& m) { return str_list(m.model().body_names()); },

@@ -51,7 +51,9 @@ PYBIND11_MODULE(plucker, mod) {
       "Conventions: spatial vectors are [angular; linear]; external forces are [moment; force]\n"
       "in world coordinates about the world origin (frame='world', default) or in body (frame)\n"
       "coordinates about the body (frame) origin (frame='local'). Quaternions in q are [x, y, z, w];\n"
-      "a free-flyer's q is [x, y, z, qx, qy, qz, qw] and its v = [omega; v] in the body frame.";
+      "a free-flyer's q is [x, y, z, qx, qy, qz, qw] and its v = [omega; v] in the body frame.\n\n"
+      "Threads: the single-state functions hold the GIL; the batched ones (rnea_batch, ...) release\n"
+      "it, and while one runs on a Model that Model cannot be changed (RuntimeError).";
   mod.attr("__version__") = plucker::version();
 
   g_model_error = new_exception("plucker.ModelError", "A model (loaded or built) is malformed or physically impossible.",
