@@ -7,7 +7,11 @@
 namespace plucker_py {
 
 // ------------------------------------------------------------------ errors and strings
-py::str to_str(const std::string& s) { return py::str(s); }
+py::str to_str(const std::string& s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "backslashreplace");
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
 
 py::list str_list(const std::vector<std::string>& v) {
   py::list out;
@@ -21,7 +25,7 @@ void raise(PyObject* type, const std::string& msg) {
 }
 
 void issue_warning(const std::string& msg) {
-  if (PyErr_WarnEx(g_model_warning, msg.c_str(), 1) < 0) throw py::error_already_set();
+  if (PyErr_WarnFormat(g_model_warning, 1, "%U", to_str(msg).ptr()) < 0) throw py::error_already_set();
 }
 
 std::unique_ptr<PyModel> wrap(Model&& m) { return std::make_unique<PyModel>(std::move(m)); }

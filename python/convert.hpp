@@ -11,7 +11,8 @@
 // layout of batches (the C++ API takes them transposed), seeds, thread counts.
 //
 // Results are fresh copies (never views into the workspace). Every string from C++ (names,
-// messages) goes through to_str.
+// messages) is decoded as UTF-8 with errors='backslashreplace' (to_str), so a name from a file
+// in another encoding still arrives.
 #pragma once
 
 #include <pybind11/numpy.h>
@@ -66,7 +67,7 @@ using plucker::VecX;
 using Array = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
 // ------------------------------------------------------------------ errors and strings
-/// A Python str from UTF-8 bytes.
+/// A Python str from UTF-8 bytes; invalid bytes become \xNN escapes (never fails).
 py::str to_str(const std::string& s);
 py::list str_list(const std::vector<std::string>& v);
 /// Raises `type` (a Python exception class) with message `msg` (decoded by to_str).

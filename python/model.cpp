@@ -40,14 +40,37 @@ plucker::UrdfOptions urdf_options(bool floating_base, bool strict) {
   return opt;
 }
 
+/// Raises OSError(errno, text, path) of class `type` (FileNotFoundError, ...).
+[[noreturn]] void os_error(const char* type, const char* errno_name, const char* text, const py::object& path) {
+  const py::object err = py::module_::import("builtins").attr(type)(py::module_::import("errno").attr(errno_name),
+                                                                    text, path);
+  PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(err.ptr())), err.ptr());
+  throw py::error_already_set();
+}
+
 std::unique_ptr<PyModel> from_urdf(PathLike path, bool floating_base, bool strict) {
   py::module_ os = py::module_::import("os");
   const py::object fspath = os.attr("fspath")(path);
   if (!py::isinstance<py::str>(fspath)) value_error("from_urdf: path must be a str or os.PathLike of str");
-  if (!os.attr("path").attr("isfile")(fspath).cast<bool>()) {
-    py::object exc = py::module_::import("builtins").attr("FileNotFoundError")(2, "No such URDF file", fspath);
-    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
-    throw py::error_already_set();
+  // What is wrong with the path, before the loader tries to read it.
+  py::object st;
+  try {
+    st = os.attr("stat")(fspath);
+  } catch (py::error_already_set& e) {
+    if (e.matches(PyExc_FileNotFoundError)) os_error("FileNotFoundError", "ENOENT", "No such URDF file", fspath);
+    throw;
+  }
+  const py::module_ stat = py::module_::import("stat");
+  const py::object mode = st.attr("st_mode");
+  if (stat.attr("S_ISDIR")(mode).cast<bool>())
+    os_error("IsADirectoryError", "EISDIR", "Is a directory, not a URDF file", fspath);
+  if (!stat.attr("S_ISREG")(mode).cast<bool>()) {
+    const char* kind = stat.attr("S_ISCHR")(mode).cast<bool>()    ? "Not a regular file (a character device)"
+                       : stat.attr("S_ISBLK")(mode).cast<bool>()  ? "Not a regular file (a block device)"
+                       : stat.attr("S_ISFIFO")(mode).cast<bool>() ? "Not a regular file (a named pipe)"
+                       : stat.attr("S_ISSOCK")(mode).cast<bool>() ? "Not a regular file (a socket)"
+                                                                  : "Not a regular file";
+    os_error("OSError", "EINVAL", kind, fspath);
   }
   return wrap(plucker::load_urdf(fspath.cast<std::string>(), urdf_options(floating_base, strict)));
 }
@@ -145,7 +168,8 @@ void bind_model(py::module_& mod) {
                   "Loads a URDF file. floating_base=True attaches the root link to the world with a free-flyer\n"
                   "joint named 'root_joint' (first in q: nq += 7, nv += 6). strict=True refuses the defects\n"
                   "that are otherwise loaded with a plucker.ModelWarning. Raises FileNotFoundError for a\n"
-                  "missing file and plucker.ModelError for an invalid one.")
+                  "missing file, IsADirectoryError for a directory, OSError for another kind of file that is\n"
+                  "not a regular file (a device, a pipe) and plucker.ModelError for an invalid one.")
       .def_static("from_urdf_string", &from_urdf_string, py::arg("xml"), py::arg("floating_base") = false,
                   py::arg("strict") = false, py::arg("source_name") = "<string>",
                   "Loads a URDF document held in a string (see from_urdf).")

@@ -2,8 +2,9 @@
 //
 // Errors: plucker::InvalidArgument -> ValueError, plucker::ModelError -> plucker.ModelError
 // (a ValueError), plucker::SingularError -> plucker.SingularError (an ArithmeticError), any
-// other plucker::Error -> RuntimeError. URDF loader warnings are Python warnings of category
-// plucker.ModelWarning (a UserWarning), so `warnings` filters apply.
+// other plucker::Error -> RuntimeError. Messages are decoded with errors='backslashreplace', so
+// they always arrive (a name quoted from a file need not be UTF-8). URDF loader warnings are
+// Python warnings of category plucker.ModelWarning (a UserWarning), so `warnings` filters apply.
 #include <exception>
 
 #include "bindings.hpp"

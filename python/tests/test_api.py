@@ -3,6 +3,7 @@ identities that tie the algorithms together (ABA inverts RNEA, CRBA = RNEA colum
 enters as J^T f, ...), on a small URDF written here, on the builders and on the shared
 robot models (skipped when absent)."""
 import math
+import os
 import re
 import warnings
 
@@ -757,3 +758,49 @@ def test_f_ext_on_a_frame(mid, frame_name, body):
                  a, 1e-9)
     both = plucker.rnea(m, q, v, a, f_ext={frame_name: f, body: f}, frame="local")
     assert close(both, tau_l - plucker.body_jacobian(m, q, body, frame="local").T @ f, 1e-10)
+
+
+
+# --------------------------------------------------------------------------- messages (issue: reliability)
+def test_from_urdf_says_what_is_wrong_with_the_path(tmp_path):
+    """/dev/null and directories used to be reported as 'No such URDF file'."""
+    with pytest.raises(OSError, match="(?i)not a regular file.*character device") as info:
+        plucker.Model.from_urdf("/dev/null")
+    assert not isinstance(info.value, FileNotFoundError) and info.value.filename == "/dev/null"
+    with pytest.raises(IsADirectoryError, match="(?i)is a directory") as info:
+        plucker.Model.from_urdf(tmp_path)
+    assert info.value.filename == str(tmp_path)
+    fifo = tmp_path / "pipe.urdf"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match="(?i)not a regular file.*named pipe"):
+        plucker.Model.from_urdf(fifo)
+    with pytest.raises(FileNotFoundError, match="No such URDF file"):
+        plucker.Model.from_urdf(tmp_path / "missing.urdf")
+
+
+def _latin1_urdf(tmp_path, xml):
+    p = tmp_path / "latin1.urdf"
+    p.write_bytes(xml.encode("latin-1"))
+    return str(p)
+
+
+def test_non_utf8_names_and_messages_arrive(tmp_path):
+    """Names quoted from a file in another encoding used to give a ModelError with empty args, a
+    UnicodeDecodeError from a loader warning, and unreadable name lists: decoded with
+    backslashreplace now."""
+    bad_link = SMALL_URDF.replace('<child link="side"/>', '<child link="nowh\xe9re"/>')
+    with pytest.raises(plucker.ModelError) as info:
+        plucker.Model.from_urdf(_latin1_urdf(tmp_path, bad_link))
+    assert info.value.args and "nowh\\xe9re" in str(info.value)
+
+    massless = SMALL_URDF.replace('<inertial><origin xyz="0 0.1 0"/><mass value="0.9"/>\n'
+                                  '      <inertia ixx="0.004" ixy="0" ixz="0.0005" iyy="0.002" iyz="0" izz="0.004"/>'
+                                  '</inertial>', "").replace('"elbow"', '"elb\xe9w"')
+    with pytest.warns(plucker.ModelWarning, match=r"elb\\xe9w"):
+        m = plucker.Model.from_urdf(_latin1_urdf(tmp_path, massless))
+    assert m.joint_names == ["shoulder", "extend", "elb\\xe9w"]
+    assert "elb\\xe9w" in m.summary() and "elb\\xe9w" in m.all_joint_names
+    with pytest.raises(plucker.SingularError, match=r"elb\\xe9w"):
+        plucker.aba(m, plucker.neutral(m), np.zeros(3), np.zeros(3))
+    with pytest.raises(ValueError, match=r"v\[2\] is not finite \(nan\) at joint 'elb\\xe9w'"):
+        plucker.rnea(m, plucker.neutral(m), [0, 0, np.nan], np.zeros(3))
