@@ -5,7 +5,7 @@
 //   convert.hpp/.cpp      argument and result conversion (written once, used by every area)
 //   model.cpp             plucker.Model, URDF loading, the model builders
 //   dynamics.cpp          rnea, crba, aba, nonlinear effects, gravity torques, energies
-//   forward_dynamics.cpp  forward_dynamics family, minv
+//   forward_dynamics.cpp  forward_dynamics family, minv, solve_conjugate_gradient
 //   loops.cpp             closed loops (constraints, assembly, constrained dynamics)
 //   batch.cpp             the batched functions (the only ones that release the GIL)
 //   kinematics.cpp        poses, Jacobians, centre of mass, configuration space
@@ -66,9 +66,11 @@ class Running {
 };
 
 // Python exception and warning classes (created by module.cpp, never freed).
-extern PyObject* g_model_error;     // plucker.ModelError(ValueError)
-extern PyObject* g_singular_error;  // plucker.SingularError(ArithmeticError)
-extern PyObject* g_model_warning;   // plucker.ModelWarning(UserWarning)
+extern PyObject* g_model_error;        // plucker.ModelError(ValueError)
+extern PyObject* g_singular_error;     // plucker.SingularError(ArithmeticError)
+extern PyObject* g_convergence_error;  // plucker.ConvergenceError(ArithmeticError)
+extern PyObject* g_numerical_error;    // plucker.NumericalError(FloatingPointError)
+extern PyObject* g_model_warning;      // plucker.ModelWarning(UserWarning)
 
 // One per area, in the order module.cpp calls them (Model first: the others' signatures name it).
 void bind_model(py::module_& mod);
