@@ -16,6 +16,7 @@
 
 #include <pybind11/pybind11.h>
 
+#include <memory>
 #include <vector>
 
 #include "plucker/plucker.hpp"
@@ -32,22 +33,26 @@ namespace py = pybind11;
 /// (mutable_model), so that one call sees one model.
 class PyModel {
  public:
-  explicit PyModel(plucker::Model&& model) : model_(std::move(model)), data_(model_) {}
+  explicit PyModel(plucker::Model&& model) : model_(std::move(model)) {}
 
   const plucker::Model& model() const { return model_; }
-  /// The workspace of the single-state functions.
-  plucker::Data& data() { return data_; }
+  /// The workspace of the single-state functions, made on first use (GIL held).
+  plucker::Data& data() {
+    if (!data_) data_ = std::make_unique<plucker::Data>(model_);
+    return *data_;
+  }
+  bool has_data() const { return data_ != nullptr; }
 
   /// The model, for a mutator named `what` (e.g. "setting Model.gravity"): raises RuntimeError
   /// naming the running call(s) while a call that released the GIL uses the model.
   plucker::Model& mutable_model(const char* what);
-  /// Makes the workspace again (after a change of the model's sizes).
-  void reset_data() { data_ = plucker::Data(model_); }
+  /// Drops the workspace (after a change of the model's sizes); the next use makes a new one.
+  void reset_data() { data_.reset(); }
 
  private:
   friend class Running;
   plucker::Model model_;
-  plucker::Data data_;
+  std::unique_ptr<plucker::Data> data_;
   std::vector<const char*> running_;  ///< names of the calls running without the GIL
 };
 

@@ -157,7 +157,7 @@ void bind_builders(py::module_& mod) {
 void bind_model(py::module_& mod) {
   py::class_<PyModel> model(
       mod, "Model",
-      "A kinematic-tree robot model and its computation workspace.\n\n"
+      "A kinematic-tree robot model and its computation workspace (made on first use).\n\n"
       "Create one with Model.from_urdf(), Model.from_urdf_string() or a build_*() function.\n\n"
       "Threads: while a call that releases the GIL (rnea_batch, aba_batch, crba_batch,\n"
       "crba_batch_packed) runs on a Model, the Model cannot change: setting gravity or adding a\n"
@@ -237,6 +237,8 @@ void bind_model(py::module_& mod) {
                              },
                              "Recorded (not enforced) mimic relations: (follower, leader, multiplier, offset) with\n"
                              "q_follower = multiplier * q_leader + offset.")
+      .def_property_readonly("_has_workspace", &PyModel::has_data,
+                             "Whether the single-state workspace exists yet (made on first use; a testing aid).")
       .def("joint_q_index", [](const PyModel& m, const std::string& n) { return m.model().idx_q(joint_arg(m, n)); },
            py::arg("name"), "Index of the joint's first coordinate in q.")
       .def("joint_v_index", [](const PyModel& m, const std::string& n) { return m.model().idx_v(joint_arg(m, n)); },

@@ -824,3 +824,28 @@ def test_convergence_and_numerical_error_classes():
 def test_numerical_error_from_cpp(small):
     with pytest.raises(plucker.NumericalError, match="joint '"):
         plucker.rnea(small, plucker.neutral(small), np.full(3, 1e200), np.zeros(3))
+
+
+
+# --------------------------------------------------------------------------- workspace on first use
+def test_workspace_is_made_on_first_use(small):
+    """Model.from_urdf used to build a plucker::Data at once: made by the first call that needs it."""
+    m = plucker.Model.from_urdf_string(SMALL_URDF)
+    assert m._has_workspace is False
+    q = plucker.neutral(m)
+    plucker.random_configuration(m, 0)
+    plucker.integrate(m, q, np.zeros(3))
+    plucker.forward_dynamics_choice(m)
+    plucker.jsim_pattern(m)
+    plucker.rnea_batch(m, np.zeros((2, 3)), np.zeros((2, 3)), np.zeros((2, 3)))
+    assert m._has_workspace is False
+    np.testing.assert_array_equal(plucker.rnea(m, q, np.zeros(3), np.zeros(3)),
+                                  plucker.rnea(small, q, np.zeros(3), np.zeros(3)))
+    assert m._has_workspace is True
+    c = plucker.build_chain(4)
+    plucker.crba(c, np.zeros(4))
+    assert c._has_workspace
+    c.add_loop_joint("close", "ball", "link1", "link4")  # resizes: the workspace is made again when needed
+    assert c._has_workspace is False
+    assert plucker.constraint_residual(c, np.zeros(4)).shape == (3,)
+    assert c._has_workspace
