@@ -180,6 +180,42 @@ int threads_arg(int threads) {
   return threads;
 }
 
+double real_arg(py::handle obj, const std::string& name) {
+  if (obj.is_none() || PyBool_Check(obj.ptr()) || !PyNumber_Check(obj.ptr()) || PyComplex_Check(obj.ptr()))
+    value_error(name + " must be a real number, got " + repr_of(obj));
+  const double x = PyFloat_AsDouble(obj.ptr());
+  if (x == -1.0 && PyErr_Occurred()) {
+    PyErr_Clear();
+    value_error(name + " must be a real number, got " + repr_of(obj));
+  }
+  return x;
+}
+
+std::vector<std::string> names_arg(py::handle obj, const char* name) {
+  if (py::isinstance<py::str>(obj))
+    value_error(std::string(name) + " must be an iterable of names, got the str " + repr_of(obj) + " (use [" +
+                repr_of(obj) + "])");
+  std::vector<std::string> out;
+  PyObject* it = PyObject_GetIter(obj.ptr());
+  if (!it) {
+    PyErr_Clear();
+    value_error(std::string(name) + " must be an iterable of names (str), got " + repr_of(obj));
+  }
+  py::iterator items = py::reinterpret_steal<py::iterator>(it);
+  for (py::handle item : items) {
+    if (!py::isinstance<py::str>(item))
+      value_error(std::string(name) + " must hold names (str), got " + repr_of(item));
+    out.push_back(item.cast<std::string>());
+  }
+  return out;
+}
+
+std::vector<int> joints_arg(const PyModel& m, py::handle obj, const char* name) {
+  std::vector<int> out;
+  for (const std::string& n : names_arg(obj, name)) out.push_back(m.model().joint_index(n));
+  return out;
+}
+
 std::pair<int, int> body_or_frame(const PyModel& m, const std::string& name, const char* fn) {
   const Model& model = m.model();
   if (model.has_body(name)) return {model.body_index(name), -1};

@@ -8,7 +8,7 @@
 // errors name the function, the argument and the joint; call() adds the index and value of a
 // non-finite entry. Only what the C++ API cannot see is checked here: the fixed-size vectors
 // that become C++ values (gravity, axes, forces: size and finiteness), the keys of f_ext, the
-// layout of batches (the C++ API takes them transposed), seeds, thread counts.
+// layout of batches (the C++ API takes them transposed), names, seeds, thread counts.
 //
 // Results are fresh copies (never views into the workspace). Every string from C++ (names,
 // messages) is decoded as UTF-8 with errors='backslashreplace' (to_str), so a name from a file
@@ -41,6 +41,7 @@ PLUCKER_PY_ANY(Seed)
 PLUCKER_PY_ANY(OptInt)
 PLUCKER_PY_ANY(PathLike)
 PLUCKER_PY_ANY(Axes)
+PLUCKER_PY_ANY(Names)
 #undef PLUCKER_PY_ANY
 }  // namespace plucker_py
 namespace pybind11::detail {
@@ -54,6 +55,7 @@ PLUCKER_PY_NAME(Seed, "int")
 PLUCKER_PY_NAME(OptInt, "Optional[int]")
 PLUCKER_PY_NAME(PathLike, "Union[str, os.PathLike]")
 PLUCKER_PY_NAME(Axes, "Optional[Sequence[numpy.typing.ArrayLike]]")
+PLUCKER_PY_NAME(Names, "Iterable[str]")
 #undef PLUCKER_PY_NAME
 }  // namespace pybind11::detail
 
@@ -139,6 +141,12 @@ ReferenceFrame frame_arg(const std::string& frame);
 std::uint64_t seed_arg(py::handle obj);
 /// `threads` >= 0 (0: one per hardware thread).
 int threads_arg(int threads);
+/// A float (int, float or numpy scalar); refuses bool, None, str, ... naming the argument.
+double real_arg(py::handle obj, const std::string& name);
+/// Names: an iterable of str (a single str is refused: it would iterate over its characters).
+std::vector<std::string> names_arg(py::handle obj, const char* name);
+/// Joint indices of the joints named in `obj` (names_arg; unknown names raise ValueError).
+std::vector<int> joints_arg(const PyModel& m, py::handle obj, const char* name);
 
 /// Body or frame name -> (body index, frame index or -1). Bodies take precedence.
 std::pair<int, int> body_or_frame(const PyModel& m, const std::string& name, const char* fn);

@@ -16,8 +16,8 @@ py::tuple constrained_forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, 
   plucker::ConstrainedOptions opt;
   opt.method = plucker::parse_constrained_method(method);
   if (baumgarte.size() != 2) value_error("baumgarte must be a pair (alpha, beta)");
-  opt.baumgarte_alpha = baumgarte[0].cast<double>();
-  opt.baumgarte_beta = baumgarte[1].cast<double>();
+  opt.baumgarte_alpha = real_arg(baumgarte[0], "baumgarte[0] (alpha)");
+  opt.baumgarte_beta = real_arg(baumgarte[1], "baumgarte[1] (beta)");
   opt.rank_tolerance = rank_tolerance;
   if (!loop_joint_forces.is_none()) {
     const int na = m.model().num_loop_actuators();
@@ -63,12 +63,12 @@ void bind_loops(py::module_& mod) {
       py::arg("model"), py::arg("q"), py::arg("v"), "c(q, v) = -(dL/dt) v: the constraints read L qdd = c.");
   mod.def(
       "assemble",
-      [](PyModel& m, ArrayLike q_guess, py::iterable fixed_joints, double tolerance, int max_iterations) {
+      [](PyModel& m, ArrayLike q_guess, Names fixed_joints, double tolerance, int max_iterations) {
         const Vector qa = q_arg(m, q_guess, "q_guess");
         plucker::AssembleOptions opt;
         opt.tolerance = tolerance;
         opt.max_iterations = max_iterations;
-        for (py::handle j : fixed_joints) opt.fixed_joints.push_back(m.model().joint_index(j.cast<std::string>()));
+        opt.fixed_joints = joints_arg(m, fixed_joints, "fixed_joints");
         return call({&qa}, [&] { return vec_out(plucker::assemble(m.model(), m.data(), qa, opt)); });
       },
       py::arg("model"), py::arg("q_guess"), py::arg("fixed_joints") = py::tuple(), py::arg("tolerance") = 1e-12,
@@ -101,10 +101,9 @@ void bind_loops(py::module_& mod) {
       "constrained_forward_dynamics: 'local' = in the joint frame (moment about its origin), 'world'.");
   mod.def(
       "constrained_inverse_dynamics",
-      [](PyModel& m, ArrayLike q, ArrayLike v, ArrayLike qdd, py::iterable actuated_joints) {
+      [](PyModel& m, ArrayLike q, ArrayLike v, ArrayLike qdd, Names actuated_joints) {
         const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), aa = v_arg(m, qdd, "qdd");
-        std::vector<int> act;
-        for (py::handle j : actuated_joints) act.push_back(m.model().joint_index(j.cast<std::string>()));
+        const std::vector<int> act = joints_arg(m, actuated_joints, "actuated_joints");
         return call({&qa, &va, &aa}, [&] {
           const plucker::ClosedLoopInverseDynamics r =
               plucker::constrained_inverse_dynamics(m.model(), m.data(), qa, va, aa, act);

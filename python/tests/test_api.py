@@ -645,7 +645,6 @@ def test_body_jacobian_matches_pose_finite_differences(mid):
         np.testing.assert_allclose(Jl @ v, local, atol=scale, err_msg=body)
 
 
-
 # --------------------------------------------------------------------------- dtypes (issue: reliability)
 NON_REAL = [
     pytest.param(lambda n: np.ones(n, dtype=bool), "bool", id="bool"),
@@ -695,7 +694,6 @@ def test_unconvertible_inputs_name_the_argument(small):
         plucker.rnea(small, [[1.0, 2.0], [3.0]], z, z)
     with pytest.raises(ValueError, match=r"^v is None, expected an array of size nv = 3"):
         plucker.rnea(small, z, None, z)
-
 
 
 # --------------------------------------------------------------------------- f_ext (issue: reliability)
@@ -761,7 +759,6 @@ def test_f_ext_on_a_frame(mid, frame_name, body):
     assert close(both, tau_l - plucker.body_jacobian(m, q, body, frame="local").T @ f, 1e-10)
 
 
-
 # --------------------------------------------------------------------------- messages (issue: reliability)
 def test_from_urdf_says_what_is_wrong_with_the_path(tmp_path):
     """/dev/null and directories used to be reported as 'No such URDF file'."""
@@ -807,7 +804,6 @@ def test_non_utf8_names_and_messages_arrive(tmp_path):
         plucker.rnea(m, plucker.neutral(m), [0, 0, np.nan], np.zeros(3))
 
 
-
 # --------------------------------------------------------------------------- new error classes
 def test_convergence_and_numerical_error_classes():
     assert issubclass(plucker.ConvergenceError, ArithmeticError)
@@ -824,7 +820,6 @@ def test_convergence_and_numerical_error_classes():
 def test_numerical_error_from_cpp(small):
     with pytest.raises(plucker.NumericalError, match="joint '"):
         plucker.rnea(small, plucker.neutral(small), np.full(3, 1e200), np.zeros(3))
-
 
 
 # --------------------------------------------------------------------------- workspace on first use
