@@ -50,10 +50,13 @@ std::string describe_dtype(const py::dtype& dt) {
   }
 }
 
-}  // namespace
-
-Array float_array(py::handle obj, const std::string& name, const std::string& expected) {
-  if (obj.is_none()) value_error(name + " is None, expected an array of " + expected);
+/// `obj` as a C-contiguous float64 array of any shape; refuses None, what numpy cannot convert
+/// and dtypes other than integer and floating. expected() completes "expected an array of ..."
+/// in the errors ("size nq = 7", "shape (B, nq = 7)"); it is only called for an error.
+template <class Expected>
+Array float_array(py::handle obj, const std::string& name, const Expected& expected) {
+  if (Array::check_(obj)) return py::reinterpret_borrow<Array>(obj);  // float64, C-contiguous: as is
+  if (obj.is_none()) value_error(name + " is None, expected an array of " + expected());
   py::array a = py::array::ensure(obj);
   if (!a) {
     // Ask numpy again for its reason (e.g. a ragged list).
@@ -63,29 +66,35 @@ Array float_array(py::handle obj, const std::string& name, const std::string& ex
     } catch (py::error_already_set& e) {
       why = py::str(e.value()).cast<std::string>();
     }
-    value_error(name + " cannot be converted to an array of numbers (" + why + "); expected an array of " + expected);
+    value_error(name + " cannot be converted to an array of numbers (" + why + "); expected an array of " +
+                expected());
   }
   const char kind = a.dtype().kind();
   if (kind != 'i' && kind != 'u' && kind != 'f')
     value_error(name + " has dtype " + describe_dtype(a.dtype()) +
-                ", expected real numbers (an integer or floating dtype): an array of " + expected);
+                ", expected real numbers (an integer or floating dtype): an array of " + expected());
   Array out = Array::ensure(a);  // clears the error when it fails (memory)
   if (!out) value_error(name + " cannot be converted to float64");
   return out;
 }
 
-Vector::Vector(py::handle obj, std::string name, const std::string& expected)
-    : array_(float_array(obj, name, "size " + expected)), name_(std::move(name)) {
-  if (array_.ndim() != 1)
-    value_error(name_ + " must be 1-D, got shape " + repr_of(array_.attr("shape")) + " (expected size " + expected + ")");
+}  // namespace
+
+std::string Size::text() const {
+  std::string s = name ? std::string(name) + " = " + std::to_string(n) : std::to_string(n);
+  if (note) s += std::string(" (") + note + ")";
+  return s;
 }
 
-Vector q_arg(const PyModel& m, py::handle obj, const char* name) {
-  return Vector(obj, name, "nq = " + std::to_string(m.model().nq()));
+Vector::Vector(py::handle obj, std::string name, const Size& expected)
+    : array_(float_array(obj, name, [&] { return "size " + expected.text(); })), name_(std::move(name)) {
+  if (array_.ndim() != 1)
+    value_error(name_ + " must be 1-D, got shape " + repr_of(array_.attr("shape")) + " (expected size " +
+                expected.text() + ")");
 }
-Vector v_arg(const PyModel& m, py::handle obj, const char* name) {
-  return Vector(obj, name, "nv = " + std::to_string(m.model().nv()));
-}
+
+Vector q_arg(const PyModel& m, py::handle obj, const char* name) { return Vector(obj, name, {m.model().nq(), "nq"}); }
+Vector v_arg(const PyModel& m, py::handle obj, const char* name) { return Vector(obj, name, {m.model().nv(), "nv"}); }
 
 namespace {
 
@@ -133,11 +142,10 @@ void require_finite(const PyModel& m, const Vector& v, bool tangent) {
   value_error(msg);
 }
 
-Eigen::VectorXd fixed_vector(py::handle obj, const std::string& name, Eigen::Index n, const char* what) {
-  const std::string expected = std::to_string(n) + (what ? std::string(" (") + what + ")" : std::string());
-  const Vector v(obj, name, expected);
-  if (v.size() != n) value_error(name + " has size " + std::to_string(v.size()) + ", expected " + expected);
-  const Eigen::Index k = first_non_finite(v.data(), n);
+Eigen::VectorXd fixed_vector(py::handle obj, const std::string& name, const Size& size) {
+  const Vector v(obj, name, size);
+  if (v.size() != size.n) value_error(name + " has size " + std::to_string(v.size()) + ", expected " + size.text());
+  const Eigen::Index k = first_non_finite(v.data(), size.n);
   if (k >= 0) value_error(name + "[" + std::to_string(k) + "] is not finite (" + number_text(v.data()[k]) + ")");
   return v.map();
 }
@@ -145,7 +153,7 @@ Eigen::VectorXd fixed_vector(py::handle obj, const std::string& name, Eigen::Ind
 Array batch_arg(py::handle obj, const std::string& name, py::ssize_t cols, const std::string& cols_what,
                 py::ssize_t rows) {
   const std::string expected = "(B, " + cols_what + ")";
-  Array a = float_array(obj, name, "shape " + expected);
+  Array a = float_array(obj, name, [&] { return "shape " + expected; });
   if (a.ndim() != 2 || a.shape(1) != cols || (rows >= 0 && a.shape(0) != rows))
     value_error(name + " has shape " + repr_of(a.attr("shape")) + ", expected " +
                 (rows >= 0 ? "(" + std::to_string(rows) + ", " + cols_what + ") (B from the first argument)"
@@ -267,7 +275,7 @@ std::vector<Force> forces_arg(const PyModel& m, py::handle f_ext, ReferenceFrame
     } else {
       value_error("f_ext: unknown body '" + name + "' (no body or frame of the model has this name)");
     }
-    Force f(plucker::Vec6(fixed_vector(value, "f_ext['" + name + "']", 6, "[moment; force]")));
+    Force f(plucker::Vec6(fixed_vector(value, "f_ext['" + name + "']", {6, nullptr, "[moment; force]"})));
     if (fr && frame == ReferenceFrame::Local) f = fr->X_body.apply_inverse(f);  // frame -> body: X_body^T
     if (out.empty()) out.assign(static_cast<std::size_t>(model.nbodies()), Force::Zero());
     out[static_cast<std::size_t>(body)] += f;

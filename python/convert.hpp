@@ -81,15 +81,20 @@ py::list str_list(const std::vector<std::string>& v);
 void issue_warning(const std::string& msg);
 
 // ------------------------------------------------------------------ arrays
-/// `obj` as a C-contiguous float64 array of any shape; refuses None, what numpy cannot convert
-/// and dtypes other than integer and floating. `expected` completes "expected an array of ..."
-/// in the errors ("size nq = 7", "shape (B, nq = 7)").
-Array float_array(py::handle obj, const std::string& name, const std::string& expected);
+/// An expected size, spelled out in messages only: "nq = 7", "6 ([moment; force])", "3".
+struct Size {
+  Eigen::Index n = 0;
+  const char* name = nullptr;  ///< "nq", "num_constraints", ...
+  const char* note = nullptr;  ///< "[moment; force]", ...
+  std::string text() const;
+};
 
-/// A 1-D array argument (see float_array), passed to the C++ API as an Eigen::Ref.
+/// A 1-D array argument, passed to the C++ API as an Eigen::Ref: `obj` as a C-contiguous float64
+/// array, refusing None, what numpy cannot convert and dtypes other than integer and floating,
+/// naming the argument. A float64 C-contiguous array is taken as is (no copy, no string built).
 class Vector {
  public:
-  Vector(py::handle obj, std::string name, const std::string& expected);
+  Vector(py::handle obj, std::string name, const Size& expected);
   const std::string& name() const { return name_; }
   const double* data() const { return array_.data(); }
   Eigen::Index size() const { return static_cast<Eigen::Index>(array_.size()); }
@@ -124,8 +129,8 @@ decltype(auto) call(std::initializer_list<const Vector*> args, F&& f) {
 void require_finite(const PyModel& m, const Vector& v, bool tangent);
 
 /// A fixed-size vector that becomes a C++ value: size and finiteness checked here.
-Eigen::VectorXd fixed_vector(py::handle obj, const std::string& name, Eigen::Index n, const char* what = nullptr);
-inline plucker::Vec3 vec3_arg(py::handle obj, const std::string& name) { return fixed_vector(obj, name, 3); }
+Eigen::VectorXd fixed_vector(py::handle obj, const std::string& name, const Size& size);
+inline plucker::Vec3 vec3_arg(py::handle obj, const std::string& name) { return fixed_vector(obj, name, {3}); }
 
 /// A (B, cols) array of states, one per row (C-contiguous float64). Its memory is the
 /// column-major cols x B matrix that the C++ batch API takes (no copy). rows >= 0: B must be

@@ -21,7 +21,7 @@ py::tuple constrained_forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, 
   opt.rank_tolerance = rank_tolerance;
   if (!loop_joint_forces.is_none()) {
     const int na = m.model().num_loop_actuators();
-    opt.loop_joint_forces = fixed_vector(loop_joint_forces, "loop_joint_forces", na, "num_loop_actuators");
+    opt.loop_joint_forces = fixed_vector(loop_joint_forces, "loop_joint_forces", {na, "num_loop_actuators"});
   }
   return call({&qa, &va, &ta}, [&] {
     plucker::Data& data = m.data();
@@ -86,7 +86,7 @@ void bind_loops(py::module_& mod) {
       "loop_joint_forces",
       [](PyModel& m, ArrayLike q, ArrayLike lam, const std::string& frame) {
         const Vector qa = q_arg(m, q);
-        const VecX la = fixed_vector(lam, "lam", m.model().num_constraints(), "num_constraints");
+        const VecX la = fixed_vector(lam, "lam", {m.model().num_constraints(), "num_constraints"});
         const ReferenceFrame rf = frame_arg(frame);
         return call({&qa}, [&] {
           const std::vector<Force> f = plucker::loop_joint_forces(m.model(), m.data(), qa, la, rf);
