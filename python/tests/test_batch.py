@@ -109,3 +109,76 @@ def test_batch_releases_the_gil(small):
         t.join()
     for o in out:
         np.testing.assert_array_equal(o, ref)
+
+
+def _mutate_while_running(run, mutate, timeout=60.0):
+    """Runs `run()` in a thread while this thread calls `mutate(k)` (k = 0, 1, ...) until it
+    ends. Returns (what run returned, the messages of the RuntimeErrors mutate raised)."""
+    result, errors, failure = [], [], []
+    done = threading.Event()
+
+    def work():
+        try:
+            result.append(run())
+        except BaseException as e:  # reported below, not lost in the thread
+            failure.append(e)
+        finally:
+            done.set()
+
+    t = threading.Thread(target=work, daemon=True)
+    t.start()
+    k = 0
+    while not done.is_set():
+        try:
+            mutate(k)
+        except RuntimeError as e:
+            errors.append(str(e))
+        k += 1
+    t.join(timeout)
+    assert not t.is_alive(), "the batched call did not finish"
+    if failure:
+        raise failure[0]
+    return result[0], errors
+
+
+def test_model_cannot_change_while_a_batch_runs():
+    """Setting Model.gravity from another thread during rnea_batch (GIL released) used to change
+    the model under the running call: rows of one result computed with either gravity. One call
+    sees one model now: the setter (and add_loop_joint) raise RuntimeError naming the call."""
+    m = plucker.build_chain(24, seed=1)
+    rng = np.random.default_rng(5)
+    B = 20000
+    Q, V, A = (rng.uniform(-1, 1, (B, m.nv)) for _ in range(3))
+    gravities = ([0.0, 0.0, -9.81], [0.0, 9.81, 0.0])
+    refs = []
+    for g in gravities:
+        m.gravity = g
+        refs.append(plucker.rnea_batch(m, Q, V, A, threads=1))
+    assert not np.allclose(refs[0], refs[1])
+
+    def set_gravity(k):
+        m.gravity = gravities[k % 2]
+
+    all_errors = []
+    for _ in range(4):
+        tau, errors = _mutate_while_running(lambda: plucker.rnea_batch(m, Q, V, A, threads=1), set_gravity)
+        same = [np.all(tau == ref, axis=1) for ref in refs]
+        assert np.all(same[0]) or np.all(same[1]), (np.count_nonzero(same[0]), np.count_nonzero(same[1]))
+        all_errors += errors
+    assert all_errors, "the setter never ran during a batch"
+    assert all("rnea_batch" in e and "gravity" in e for e in all_errors), all_errors[0]
+
+    # The other mutator, and the other batched calls.
+    names = iter(range(10**9))
+
+    def add_loop(k):
+        m.add_loop_joint(f"close{next(names)}", "ball", "link1", "link24")
+
+    for run, call in ((lambda: plucker.crba_batch(m, Q[:4000], threads=1), "crba_batch"),
+                      (lambda: plucker.crba_batch_packed(m, Q, threads=1), "crba_batch_packed"),
+                      (lambda: plucker.aba_batch(m, Q[:8000], V[:8000], A[:8000], threads=1), "aba_batch")):
+        _, errors = _mutate_while_running(run, add_loop)
+        assert errors and all(call in e and "add_loop_joint" in e for e in errors), (call, errors[:1])
+    # Afterwards the model can change again.
+    m.gravity = [0.0, 0.0, -1.0]
+    np.testing.assert_array_equal(m.gravity, [0.0, 0.0, -1.0])

@@ -129,3 +129,61 @@ def test_romeo_every_method_raises_singular_error():
             plucker.forward_dynamics(m, q, v, tau, method=method)
     with pytest.raises(plucker.SingularError):
         plucker.minv(m, q)
+
+
+@pytest.mark.parametrize("mid", ["chain12", "tree_bf2", "humanoid", "all_joints"])
+@pytest.mark.parametrize("preconditioned", [False, True])
+def test_solve_conjugate_gradient_reports_iterations_and_residual(mid, preconditioned):
+    m = get_model(mid)
+    q, _, b = random_state(m, 21)
+    M = plucker.crba(m, q)
+    r = plucker.solve_conjugate_gradient(m, q, b, preconditioned=preconditioned, tolerance=1e-12)
+    x, iterations, residual = r  # a named tuple
+    assert type(r).__name__ == "ConjugateGradientResult" and (r.x is x, r.iterations, r.residual) == (
+        True, iterations, residual)
+    assert isinstance(iterations, int) and 1 <= iterations <= 10 * m.nv
+    assert isinstance(residual, float) and 0 <= residual <= 1e-12
+    # The reported residual is the recursively updated one; the true one agrees to rounding.
+    assert np.linalg.norm(M @ x - b) <= 1e-12 * np.linalg.norm(b) + bound(M, x, b, 0 * b)
+    assert np.linalg.norm(x - np.linalg.solve(M, b)) <= bound(M, x, b, 0 * b, 1e-12)
+    # Fewer iterations for a looser tolerance.
+    assert plucker.solve_conjugate_gradient(m, q, b, preconditioned, 1e-3).iterations <= iterations
+
+
+def test_solve_conjugate_gradient_at_its_cap_raises_convergence_error():
+    """Stopping at max_iterations above the tolerance raises plucker.ConvergenceError carrying the
+    iterations done and the residual reached (as the C++ solvers do once the core merge lands)."""
+    m = get_model("tree_bf2")
+    q, _, b = random_state(m, 22)
+    with pytest.raises(plucker.ConvergenceError) as info:
+        plucker.solve_conjugate_gradient(m, q, b, max_iterations=1)
+    e = info.value
+    assert isinstance(e, ArithmeticError) and e.iterations == 1 and isinstance(e.residual, float)
+    assert e.residual > 1e-14 and "solve_conjugate_gradient" in str(e)
+    with pytest.raises(plucker.ConvergenceError) as info:
+        plucker.solve_conjugate_gradient(m, q, b, preconditioned=True, tolerance=0.0, max_iterations=3)
+    assert info.value.iterations == 3
+    # b = 0 needs no iteration.
+    r = plucker.solve_conjugate_gradient(m, q, np.zeros(m.nv), max_iterations=0)
+    assert r.iterations == 0 and not np.any(r.x)
+
+
+def test_solve_conjugate_gradient_argument_errors():
+    m = plucker.build_chain(4)
+    q, _, b = random_state(m, 1)
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(ValueError, match="max_iterations"):
+            plucker.solve_conjugate_gradient(m, q, b, max_iterations=bad)
+    with pytest.raises(ValueError, match=r"b has size 3, expected nv = 4"):
+        plucker.solve_conjugate_gradient(m, q, b[:3])
+    with pytest.raises(ValueError, match=r"b\[1\] is not finite \(nan\) at joint 'joint2'"):
+        plucker.solve_conjugate_gradient(m, q, [0, np.nan, 0, 0])
+    with pytest.raises(ValueError, match="tolerance"):
+        plucker.solve_conjugate_gradient(m, q, b, tolerance=-1.0)
+
+
+@requires_models
+def test_solve_conjugate_gradient_singular():
+    m = zoo("romeo", True)
+    with pytest.raises(plucker.SingularError, match="joint '"):
+        plucker.solve_conjugate_gradient(m, plucker.random_configuration(m, 0), np.ones(m.nv))

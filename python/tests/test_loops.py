@@ -102,3 +102,24 @@ def test_loop_joint_forces_balance_the_tree():
     L = plucker.constraint_jacobian(m, q)
     tau_with = plucker.rnea(m, q, v, qdd, f_ext={"rocker": f, "coupler": -f}, frame="world")
     np.testing.assert_allclose(tau_with, plucker.rnea(m, q, v, qdd) - L.T @ lam, atol=1e-9)
+
+
+def test_joint_lists_and_gains_are_checked():
+    """Non-str joint names and non-numeric Baumgarte gains used to raise pybind11's RuntimeError
+    'Unable to cast Python instance to C++ type'; a str for a list of names iterated its letters."""
+    m = plucker.build_four_bar()
+    q, z = plucker.neutral(m), np.zeros(3)
+    with pytest.raises(ValueError, match=r"fixed_joints must hold names \(str\), got 3"):
+        plucker.assemble(m, q, fixed_joints=[3])
+    with pytest.raises(ValueError, match=r"fixed_joints must be an iterable of names, got the str 'crank_joint'"):
+        plucker.assemble(m, q, fixed_joints="crank_joint")
+    with pytest.raises(ValueError, match="fixed_joints must be an iterable"):
+        plucker.assemble(m, q, fixed_joints=3)
+    np.testing.assert_array_equal(plucker.assemble(m, q, fixed_joints=("crank_joint",)),
+                                  plucker.assemble(m, q, fixed_joints=iter(["crank_joint"])))
+    with pytest.raises(ValueError, match=r"actuated_joints must hold names \(str\), got 1"):
+        plucker.constrained_inverse_dynamics(m, q, z, z, [1])
+    with pytest.raises(ValueError, match=r"baumgarte\[0\] \(alpha\) must be a real number, got 'a'"):
+        plucker.constrained_forward_dynamics(m, q, z, z, baumgarte=("a", 1.0))
+    with pytest.raises(ValueError, match=r"baumgarte\[1\] \(beta\) must be a real number, got None"):
+        plucker.constrained_forward_dynamics(m, q, z, z, baumgarte=(1.0, None))

@@ -1,0 +1,133 @@
+// The forward-dynamics family: forward_dynamics_crba, forward_dynamics (every method), the choice
+// of 'auto', minv, and the conjugate-gradient solve with its report.
+#include <cstdio>
+#include <string>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+
+namespace plucker_py {
+namespace {
+
+PyObject* g_fd_choice_type = nullptr;  // namedtuple ForwardDynamicsChoice(method, reason)
+PyObject* g_cg_result_type = nullptr;  // namedtuple ConjugateGradientResult(x, iterations, residual)
+
+/// A namedtuple class, attribute `name` of the module; one reference kept for good.
+PyObject* named_tuple(py::module_& mod, const char* name, py::tuple fields, const char* doc) {
+  py::object type = py::module_::import("collections").attr("namedtuple")(name, fields);
+  type.attr("__doc__") = doc;
+  type.attr("__module__") = "plucker";
+  mod.attr(name) = type;
+  return type.release().ptr();
+}
+
+py::array_t<double> fd_crba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, ForceDict f_ext,
+                               const std::string& frame) {
+  const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
+  const ReferenceFrame rf = frame_arg(frame);
+  const std::vector<Force> f = forces_arg(m, f_ext, rf);
+  return call({&qa, &va, &ta}, [&] {
+    if (f.empty()) return vec_out(plucker::forward_dynamics_crba(m.model(), m.data(), qa, va, ta));
+    return vec_out(plucker::forward_dynamics_crba(m.model(), m.data(), qa, va, ta, f, rf));
+  });
+}
+
+py::array_t<double> forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, const std::string& method,
+                                        ForceDict f_ext, const std::string& frame) {
+  const plucker::ForwardDynamicsMethod meth = plucker::parse_forward_dynamics_method(method);
+  const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
+  const ReferenceFrame rf = frame_arg(frame);
+  const std::vector<Force> f = forces_arg(m, f_ext, rf);
+  return call({&qa, &va, &ta},
+              [&] { return vec_out(plucker::forward_dynamics(m.model(), m.data(), qa, va, ta, meth, f, rf)); });
+}
+
+py::object solve_cg_py(PyModel& m, ArrayLike q, ArrayLike b, bool preconditioned, double tolerance,
+                       OptInt max_iterations) {
+  const Vector qa = q_arg(m, q), ba = v_arg(m, b, "b");
+  int cap = -1;  // the C++ default, 10 nv
+  if (!max_iterations.is_none()) {
+    if (PyBool_Check(max_iterations.ptr()) || !PyIndex_Check(max_iterations.ptr()))
+      value_error("max_iterations must be an integer >= 0 or None, got " + py::repr(max_iterations).cast<std::string>());
+    const long long n = max_iterations.cast<long long>();
+    if (n < 0 || n > 1000000000)
+      value_error("max_iterations must be in [0, 1e9] or None (10 nv), got " + std::to_string(n));
+    cap = static_cast<int>(n);
+  }
+  return call({&qa, &ba}, [&] {
+    plucker::Data& data = m.data();
+    const VecX& x = plucker::solve_conjugate_gradient(m.model(), data, qa, ba, preconditioned, tolerance, cap);
+    const plucker::Data::CgReport& r = data.cg;
+    if (!r.converged) {
+      // As the C++ solvers raise at their cap (ConvergenceError): translated by module.cpp.
+      char buf[200];
+      std::snprintf(buf, sizeof buf,
+                    "solve_conjugate_gradient: stopped after %d iterations (the cap) at relative residual %.3g, "
+                    "above the tolerance %.3g",
+                    r.iterations, r.relative_residual, tolerance);
+      throw plucker::ConvergenceError(buf, r.iterations, r.relative_residual);
+    }
+    return py::reinterpret_borrow<py::object>(g_cg_result_type)(vec_out(x), r.iterations, r.relative_residual);
+  });
+}
+
+}  // namespace
+
+void bind_forward_dynamics(py::module_& mod) {
+  mod.def("forward_dynamics_crba", &fd_crba_py, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"),
+          py::arg("f_ext") = py::none(), py::arg("frame") = "world",
+          "Forward dynamics by CRBA + dense Cholesky (the O(n^3) reference path); same arguments as aba.");
+  {
+    py::tuple names(plucker::forward_dynamics_methods().size());
+    std::size_t k = 0;
+    for (plucker::ForwardDynamicsMethod meth : plucker::forward_dynamics_methods())
+      names[k++] = py::str(std::string(plucker::to_string(meth)));
+    mod.attr("FORWARD_DYNAMICS_METHODS") = names;
+  }
+  g_fd_choice_type = named_tuple(mod, "ForwardDynamicsChoice", py::make_tuple("method", "reason"),
+                                 "The method forward_dynamics(method='auto') runs on a model, and why.");
+  g_cg_result_type =
+      named_tuple(mod, "ConjugateGradientResult", py::make_tuple("x", "iterations", "residual"),
+                  "The result of solve_conjugate_gradient: the solution x, the iterations done (M p products)\n"
+                  "and the relative residual |r| / |b| at exit.");
+  mod.def("forward_dynamics", &forward_dynamics_py, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"),
+          py::arg("method") = "auto", py::arg("f_ext") = py::none(), py::arg("frame") = "world",
+          (std::string("Forward dynamics qdd = FD(q, v, tau) by any method of FORWARD_DYNAMICS_METHODS:\n"
+                       "'aba' (articulated-body algorithm, O(N)), 'crba_cholesky' (CRBA + dense Cholesky),\n"
+                       "'crba_ltdl' (CRBA + LTDL on the tree's sparsity), 'direct_cholesky' / 'symmetry_cholesky'\n"
+                       "(M by the direct / symmetry-based method + dense Cholesky), 'cg' / 'pcg' (conjugate\n"
+                       "gradient on O(N) products M y, plain / preconditioned by diag(H R H*)), 'innovations'\n"
+                       "(M = [I + H phi K] D [I + H phi K]*, two O(N) triangular sweeps), 'minv' (M^-1 from\n"
+                       "its operator form times tau - C), 'auto' (see forward_dynamics_choice). Raises ValueError\n"
+                       "for an unknown method and plucker.SingularError naming the joint where M is singular.\n") +
+           f_ext_doc)
+              .c_str());
+  mod.def(
+      "forward_dynamics_choice",
+      [](const PyModel& m) {
+        const plucker::ForwardDynamicsChoice c = plucker::forward_dynamics_choice(m.model());
+        return py::reinterpret_borrow<py::object>(g_fd_choice_type)(std::string(plucker::to_string(c.method)),
+                                                                     to_str(c.reason));
+      },
+      py::arg("model"),
+      "ForwardDynamicsChoice(method, reason): the method that forward_dynamics(method='auto') runs\n"
+      "on this model ('aba' or 'crba_ltdl', by predicted time from the topology) and why.");
+  mod.def(
+      "minv",
+      [](PyModel& m, ArrayLike q) {
+        const Vector qa = q_arg(m, q);
+        return call({&qa}, [&] { return mat_out(plucker::minv(m.model(), m.data(), qa)); });
+      },
+      py::arg("model"), py::arg("q"),
+      "M(q)^-1, (nv, nv), from the operator form [I - H psi K]* D^-1 [I - H psi K] (Jain Lemma 6.4),\n"
+      "O(N^2) without forming or factorising M. Raises plucker.SingularError naming the joint.");
+  mod.def("solve_conjugate_gradient", &solve_cg_py, py::arg("model"), py::arg("q"), py::arg("b"),
+          py::arg("preconditioned") = false, py::arg("tolerance") = 1e-14, py::arg("max_iterations") = py::none(),
+          "x = M(q)^-1 b by conjugate gradient on O(N) products M p (M is never formed), preconditioned\n"
+          "by diag(H R H*) when preconditioned=True. Iterates until |r| <= tolerance |b| or max_iterations\n"
+          "(None: 10 nv). Returns ConjugateGradientResult(x, iterations, residual); raises\n"
+          "plucker.ConvergenceError (with .iterations and .residual) when it stops at max_iterations\n"
+          "above the tolerance, and plucker.SingularError naming the joint where M is singular.");
+}
+
+}  // namespace plucker_py
