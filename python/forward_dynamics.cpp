@@ -1,6 +1,5 @@
 // The forward-dynamics family: forward_dynamics_crba, forward_dynamics (every method), the choice
 // of 'auto', minv, and the conjugate-gradient solve with its report.
-#include <cstdio>
 #include <string>
 
 #include "bindings.hpp"
@@ -57,17 +56,9 @@ py::object solve_cg_py(PyModel& m, ArrayLike q, ArrayLike b, bool preconditioned
   return call({&qa, &ba}, [&] {
     plucker::Data& data = m.data();
     const VecX& x = plucker::solve_conjugate_gradient(m.model(), data, qa, ba, preconditioned, tolerance, cap);
-    const plucker::Data::CgReport& r = data.cg;
-    if (!r.converged) {
-      // As the C++ solvers raise at their cap (ConvergenceError): translated by module.cpp.
-      char buf[200];
-      std::snprintf(buf, sizeof buf,
-                    "solve_conjugate_gradient: stopped after %d iterations (the cap) at relative residual %.3g, "
-                    "above the tolerance %.3g",
-                    r.iterations, r.relative_residual, tolerance);
-      throw plucker::ConvergenceError(buf, r.iterations, r.relative_residual);
-    }
-    return py::reinterpret_borrow<py::object>(g_cg_result_type)(vec_out(x), r.iterations, r.relative_residual);
+    const plucker::Data::CgReport& r = data.cg;  // converged: the C++ solver raises ConvergenceError otherwise
+    return py::reinterpret_borrow<py::object>(g_cg_result_type)(vec_out(x), r.iterations, r.relative_residual,
+                                                                 r.backward_error);
   });
 }
 
@@ -87,9 +78,9 @@ void bind_forward_dynamics(py::module_& mod) {
   g_fd_choice_type = named_tuple(mod, "ForwardDynamicsChoice", py::make_tuple("method", "reason"),
                                  "The method forward_dynamics(method='auto') runs on a model, and why.");
   g_cg_result_type =
-      named_tuple(mod, "ConjugateGradientResult", py::make_tuple("x", "iterations", "residual"),
-                  "The result of solve_conjugate_gradient: the solution x, the iterations done (M p products)\n"
-                  "and the relative residual |r| / |b| at exit.");
+      named_tuple(mod, "ConjugateGradientResult", py::make_tuple("x", "iterations", "residual", "backward_error"),
+                  "The result of solve_conjugate_gradient: the solution x, the iterations done, the relative\n"
+                  "residual |b - M x| / |b| and the backward error |b - M x| / (|M| |x| + |b|) at exit.");
   mod.def("forward_dynamics", &forward_dynamics_py, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"),
           py::arg("method") = "auto", py::arg("f_ext") = py::none(), py::arg("frame") = "world",
           (std::string("Forward dynamics qdd = FD(q, v, tau) by any method of FORWARD_DYNAMICS_METHODS:\n"

@@ -791,17 +791,10 @@ def test_non_utf8_names_and_messages_arrive(tmp_path):
         plucker.Model.from_urdf(_latin1_urdf(tmp_path, bad_link))
     assert info.value.args and "nowh\\xe9re" in str(info.value)
 
-    massless = SMALL_URDF.replace('<inertial><origin xyz="0 0.1 0"/><mass value="0.9"/>\n'
-                                  '      <inertia ixx="0.004" ixy="0" ixz="0.0005" iyy="0.002" iyz="0" izz="0.004"/>'
-                                  '</inertial>', "").replace('"elbow"', '"elb\xe9w"')
-    with pytest.warns(plucker.ModelWarning, match=r"elb\\xe9w"):
-        m = plucker.Model.from_urdf(_latin1_urdf(tmp_path, massless))
-    assert m.joint_names == ["shoulder", "extend", "elb\\xe9w"]
-    assert "elb\\xe9w" in m.summary() and "elb\\xe9w" in m.all_joint_names
-    with pytest.raises(plucker.SingularError, match=r"elb\\xe9w"):
-        plucker.aba(m, plucker.neutral(m), np.zeros(3), np.zeros(3))
-    with pytest.raises(ValueError, match=r"v\[2\] is not finite \(nan\) at joint 'elb\\xe9w'"):
-        plucker.rnea(m, plucker.neutral(m), [0, 0, np.nan], np.zeros(3))
+    # A name that is not UTF-8 is refused when the model is built (the C++ Model), escaped.
+    bad_joint = SMALL_URDF.replace('"elbow"', '"elb\xe9w"')
+    with pytest.raises(plucker.ModelError, match=r"elb\\xe9w.*not valid UTF-8"):
+        plucker.Model.from_urdf(_latin1_urdf(tmp_path, bad_joint))
 
 
 # --------------------------------------------------------------------------- new error classes
@@ -815,8 +808,6 @@ def test_convergence_and_numerical_error_classes():
     assert plucker.ConvergenceError("x").iterations is None
 
 
-@pytest.mark.skip(reason="enable after the core merge: the C++ algorithms raise plucker::NumericalError for a "
-                         "non-finite result from finite inputs (e.g. velocities of 1e200)")
 def test_numerical_error_from_cpp(small):
     with pytest.raises(plucker.NumericalError, match="joint '"):
         plucker.rnea(small, plucker.neutral(small), np.full(3, 1e200), np.zeros(3))

@@ -79,8 +79,8 @@ void precondition(const Model& model, const CgWorkspace& ws, bool preconditioned
 
 namespace detail {
 
-const VecX& conjugate_gradient_impl(const Model& model, Data& data, const double* b_ptr, bool preconditioned,
-                                    double tolerance, int max_iterations) {
+const VecX& conjugate_gradient_impl(const char* fn, const Model& model, Data& data, const double* b_ptr,
+                                    bool preconditioned, double tolerance, int max_iterations) {
   CgWorkspace& ws = workspace<CgWorkspace>(model, data);
   VecX &x = ws.x, &r = ws.r, &z = ws.z, &p = ws.p, &Mp = ws.Mp;
   const Eigen::Map<const VecX> b(b_ptr, model.nv());
@@ -136,7 +136,8 @@ const VecX& conjugate_gradient_impl(const Model& model, Data& data, const double
     p = z + (rz_next / rz) * p;  // gamma_k = z_k^T r_k / z_{k-1}^T r_{k-1}
     rz = rz_next;
   }
-  throw ConvergenceError(std::string(preconditioned ? "preconditioned " : "") + "conjugate gradient: no convergence in " +
+  throw ConvergenceError(std::string(fn) + ": " + (preconditioned ? "preconditioned " : "") +
+                             "conjugate gradient: no convergence in " +
                              std::to_string(data.cg.iterations) + " iterations: relative residual " +
                              text::number(data.cg.relative_residual) + " > tolerance " + text::number(tolerance) +
                              " (backward error " + text::number(data.cg.backward_error) + ")" +
@@ -160,7 +161,8 @@ const VecX& solve_conjugate_gradient(const Model& model, Data& data, const Eigen
   CgWorkspace& ws = detail::workspace<CgWorkspace>(model, data);
   detail::compute_poses(model, data, q.data());
   ws.b = b;  // b may alias a workspace the solver writes
-  return detail::conjugate_gradient_impl(model, data, ws.b.data(), preconditioned, tolerance, max_iterations);
+  return detail::conjugate_gradient_impl("solve_conjugate_gradient", model, data, ws.b.data(), preconditioned, tolerance,
+                                         max_iterations);
 }
 
 }  // namespace plucker

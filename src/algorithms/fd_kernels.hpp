@@ -54,8 +54,8 @@ inline constexpr int kConjugateGradientCap = 20;
 
 /// The solvers on the poses already in data.X_up (the public functions check, compute the poses
 /// and call these; forward_dynamics calls them after the bias-force pass has left the poses).
-const VecX& conjugate_gradient_impl(const Model& model, Data& data, const double* b, bool preconditioned,
-                                    double tolerance, int max_iterations);
+const VecX& conjugate_gradient_impl(const char* fn, const Model& model, Data& data, const double* b,
+                                    bool preconditioned, double tolerance, int max_iterations);
 const MatX& minv_impl(const Model& model, Data& data);
 
 /// factorize_ltdl / solve_ltdl without the argument checks.
