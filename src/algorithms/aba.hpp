@@ -148,9 +148,8 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
   st.v[0] = motion_t<S>{};
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i), iv = model.idx_v(i);
-    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
-      const auto X = compose(joint, jq(i), X_tree);
-      st.X_up[i] = to_stored<S>(X);
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
+      decltype(auto) X = compose_up(joint, jq(i), X_tree, st.X_up[i]);  // X_J(q_i) X_tree(i)
       motion_t<S> v = p == 0 ? motion_t<S>{} : apply(X, st.v[p]);
       add_motion(joint, v, qd + iv);                  // Eq. 3
       st.c[i] = velocity_product(joint, v, qd + iv);  // c_i = v_i x h_i qd_i
@@ -166,7 +165,7 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
   bool regular = true;
   for (int i = n - 1; i > 0 && regular; --i) {
     const int p = model.parent(i), iv = model.idx_v(i);
-    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
       auto& IA = st.I_articulated[i];
       force_t<S> pa = st.p_articulated[i];
       const int d = joint_dofs(joint);
@@ -212,7 +211,7 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
   const LinearMotion a0{-model.gravity()};  // a_0 = -g
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i), iv = model.idx_v(i);
-    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
       const auto X = x_up(joint, jq(i), X_tree, st.X_up[i]);
       motion_t<S> a = (p == 0 ? apply(X, a0) : apply(X, st.a[p])) + st.c[i];  // a' = iX_p a_p + c_i
       const int d = joint_dofs(joint);

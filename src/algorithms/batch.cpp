@@ -18,10 +18,17 @@ namespace plucker {
 
 namespace {
 
+constexpr int kThreadsPerCore = 4;
+
 int resolve_threads(int threads) {
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int cap = max_batch_threads();
   if (threads < 0) throw InvalidArgument("BatchWorkspace: threads = " + std::to_string(threads) + " (expected >= 0)");
-  if (threads == 0) threads = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(threads, 1);
+  if (threads > cap)
+    throw InvalidArgument("BatchWorkspace: threads = " + std::to_string(threads) + " is more than " +
+                          std::to_string(cap) + " (" + std::to_string(kThreadsPerCore) + " per hardware thread, " +
+                          std::to_string(hardware) + " here): more would only wait on each other");
+  return threads == 0 ? hardware : threads;
 }
 
 [[noreturn]] void rethrow_for_state(const char* fn, Eigen::Index b, const Error& e) {
@@ -54,6 +61,11 @@ void check_states(const Model& model, const char* fn, const Eigen::Ref<const Mat
 }  // namespace
 
 int batch_lanes() { return simd::W; }
+
+int max_batch_threads() {
+  const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return std::max(kThreadsPerCore * hardware, kThreadsPerCore * 2);
+}
 
 BatchWorkspace::BatchWorkspace(const Model& model, int threads) {
   const int t = resolve_threads(threads);

@@ -155,7 +155,7 @@ void crba_lanes_entries(const Model& model, const JsimPattern& pattern, LaneScra
   for (int i = 1; i < n; ++i) {
     ahead.step();
     const int p = model.parent(i), iv = model.idx_v(i), iq = model.idx_q(i);
-    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
       const int d = joint_dofs(joint);
       if (p == 0) {  // a top body: its own frame
         for (int k = 0; k < d; ++k) s.S[iv + k] = column_motion(column(joint, k));

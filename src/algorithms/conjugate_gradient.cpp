@@ -26,11 +26,11 @@ struct CgWorkspace : detail::WorkspaceOf<CgWorkspace> {
   static constexpr detail::Slot slot = detail::Slot::ConjugateGradient;
   explicit CgWorkspace(const Model& model)
       : R(static_cast<std::size_t>(model.nbodies())), precond(VecX::Zero(6 * model.nv())) {
-    for (VecX* x : {&b, &x, &r, &z, &p, &Mp}) *x = VecX::Zero(model.nv());
+    for (VecX* x : {&b, &bs, &x, &r, &z, &p, &Mp}) *x = VecX::Zero(model.nv());
   }
   std::vector<RigidBodyInertia> R;  ///< composite inertias R(k) (Eq. 24)
   VecX precond;                     ///< (H R H*)^-1 blocks, row-major d x d at 6 idx_v(k)
-  VecX b, x, r, z, p, Mp;           ///< right-hand side, solution, and the CG vectors
+  VecX b, bs, x, r, z, p, Mp;       ///< right-hand side, it scaled, solution, and the CG vectors
 };
 
 // diag(H R H*) from the composite inertias (Eq. 24, link coordinates), inverted block by block.
@@ -40,7 +40,7 @@ double composite_diagonal(const Model& model, Data& data, CgWorkspace& ws) {
   double largest = 0.0;
   for (int i = 1; i < n; ++i) ws.R[i] = model.inertia(i);
   for (int i = n - 1; i > 0; --i) {
-    visit_joint(model, i, [&](const auto& joint, const auto&) {
+    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
       const int d = joint_dofs(joint), iv = model.idx_v(i);
       if (d == 0) return;
       double Lambda[6][6];
@@ -82,17 +82,20 @@ namespace detail {
 const VecX& conjugate_gradient_impl(const char* fn, const Model& model, Data& data, const double* b_ptr,
                                     bool preconditioned, double tolerance, int max_iterations) {
   CgWorkspace& ws = workspace<CgWorkspace>(model, data);
-  VecX &x = ws.x, &r = ws.r, &z = ws.z, &p = ws.p, &Mp = ws.Mp;
-  const Eigen::Map<const VecX> b(b_ptr, model.nv());
+  VecX &x = ws.x, &r = ws.r, &z = ws.z, &p = ws.p, &Mp = ws.Mp, &b = ws.bs;
   const double M_norm = composite_diagonal(model, data, ws);  // Lambda, |M| and the singularity check
   data.cg = {};
   x.setZero();
-  r = b;  // r0 = T - M x0 with x0 = 0
-  const double b_norm = b.norm();
-  if (b_norm == 0.0) {
+  // Solve for b / max|b_k| (its norms and products cannot overflow), scale x back at the end.
+  const Eigen::Map<const VecX> b_in(b_ptr, model.nv());
+  const double scale = b_in.cwiseAbs().maxCoeff();
+  if (scale == 0.0) {
     data.cg.converged = true;
     return x;
   }
+  b = b_in / scale;
+  r = b;  // r0 = T - M x0 with x0 = 0
+  const double b_norm = b.norm();
   // Converged: the residual within the tolerance asked for, or at the floor of rounding, below
   // which no iteration can bring it (the rounding of M x alone is eps |M| |x|).
   constexpr double kFloor = 10 * std::numeric_limits<double>::epsilon();
@@ -124,6 +127,7 @@ const VecX& conjugate_gradient_impl(const char* fn, const Model& model, Data& da
       r = b - Mp;
       if (report(it)) {
         data.cg.converged = true;
+        x *= scale;
         return x;
       }
       precondition(model, ws, preconditioned, r, z);

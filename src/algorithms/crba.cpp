@@ -48,8 +48,19 @@ void project_rows(const J& joint, const RowMajor6X& F, int iv, int end, bool mir
       for (int c = iv; c < end; ++c) m_row[(c - iv) * stride] = f_row[c];
       if (mirror) std::copy(f_row + row + 1, f_row + end, m_col + row + 1);
     } else {
+      // h^T F(:, c) from the rows of F that h touches (weights w, zero rows skipped).
+      constexpr bool angular = std::is_same_v<std::decay_t<decltype(s)>, AngularColumn>;
+      constexpr bool linear = std::is_same_v<std::decay_t<decltype(s)>, LinearColumn>;
+      double w[6] = {};
+      if constexpr (angular || linear) {
+        for (int k = 0; k < 3; ++k) w[(linear ? 3 : 0) + k] = s.a[k];
+      } else {
+        for (int k = 0; k < 3; ++k) w[k] = s.angular[k], w[3 + k] = s.linear[k];
+      }
+      constexpr int first = linear ? 3 : 0, last = angular ? 3 : 6;
       for (int c = iv; c < end; ++c) {
-        const double x = project_column<double>(s, Force(Vec6(F.col(c))));
+        double x = w[first] * F(first, c);
+        for (int k = first + 1; k < last; ++k) x += w[k] * F(k, c);
         m_row[(c - iv) * stride] = x;
         if (mirror && c > row) m_col[c] = x;
       }
@@ -65,8 +76,8 @@ void detail::crba_unchecked(const Model& model, Data& data, const double* q, Tri
   const int n = model.nbodies();
   evaluate_sincos(data, q);
   for (int i = 1; i < n; ++i) {
-    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
-      data.X_up[i] = to_transform(compose(joint, joint_q(model, data, q, i), X_tree));
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
+      compose_up(joint, joint_q(model, data, q, i), X_tree, data.X_up[i]);
     });
     ws.I_composite[i] = model.inertia(i);  // I^C_i = I_i, then Eq. 9 below
   }
@@ -76,7 +87,7 @@ void detail::crba_unchecked(const Model& model, Data& data, const double* q, Tri
 
   for (int i = n - 1; i > 0; --i) {
     const int p = model.parent(i), iv = model.idx_v(i), end = blocks ? model.subtree_v_end(i) : iv;
-    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
       const int d = joint_dofs(joint);
       for (int k = 0; k < d; ++k)  // f^C_i(i) = I^C_i h_i
         store_one(times_column<double>(ws.I_composite[i], column(joint, k)), Columns::of(ws.F, iv + k), 0);
@@ -86,7 +97,7 @@ void detail::crba_unchecked(const Model& model, Data& data, const double* q, Tri
         for (int k = 0; k < d; ++k) {  // carry column iv + k up the support path of i   (Eq. 10)
           Force f(Vec6(ws.F.col(iv + k)));
           for (int j = i;;) {
-            visit_joint(model, j, [&](const auto& joint_j, const auto&) {
+            visit_joint(model, j, [&](const auto& joint_j, const auto&) PLUCKER_INLINE {
               double out[6];
               project(joint_j, f, out);
               for (int r = 0; r < joint_j.nv(); ++r) M(model.idx_v(j) + r, iv + k) = out[r];

@@ -47,9 +47,8 @@ void check_forces(const Model& model, ExternalForces f_ext, const char* fn) {
       throw InvalidArgument(std::string(fn) + ": f_ext is not finite on body '" + model.body_name(i) + "'");
 }
 
-void check_finite_result(const Model& model, const Data& data, const VecX& result, const char* fn,
-                         const char* result_name) {
-  if (result.allFinite()) return;
+void throw_non_finite(const Model& model, const Data& data, const VecX& result, const char* fn,
+                      const char* result_name) {
   auto finite = [](const auto& x) { return x.angular.allFinite() && x.linear.allFinite(); };
   const std::string tail =
       ": the state is outside the range of double precision (velocities, accelerations or forces too large)";
@@ -63,7 +62,9 @@ void check_finite_result(const Model& model, const Data& data, const VecX& resul
   for (int k = 0; k < result.size(); ++k)
     if (!std::isfinite(result[k]))
       throw NumericalError(std::string(fn) + ": " + result_name + "[" + std::to_string(k) + "] (joint '" +
-                           model.joint_name(model.joint_of_v(k)) + "') is " + text::number(result[k]) + tail);
+                           model.joint_name(model.joint_of_v(k)) + "') is not finite (" + text::number(result[k]) +
+                           ")" + tail);
+  throw NumericalError(std::string(fn) + ": " + result_name + " is not finite" + tail);
 }
 
 }  // namespace detail

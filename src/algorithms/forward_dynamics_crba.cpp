@@ -20,6 +20,7 @@ const VecX& forward_dynamics_crba_impl(const Model& model, Data& data, const Eig
   crba(model, data, q, Triangle::Upper);
   detail::factorize_ltl_dense(model, data);
   detail::solve_ltl_dense(data.M, data.qdd);
+  detail::check_finite_result(model, data, data.qdd, "forward_dynamics_crba", "qdd");
   return data.qdd;
 }
 

@@ -37,7 +37,7 @@ InnovationsWorkspace& innovations_factor(const Model& model, Data& data) {
   for (int i = n - 1; i > 0; --i) {
     const int p = model.parent(i), iv = model.idx_v(i);
     ArticulatedBodyInertia& P = ws.P[i];
-    visit_joint(model, i, [&](const auto& joint, const auto&) {
+    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
       const int d = joint_dofs(joint);
       if (d == 0) return;
       Force* U = ws.U.data() + iv;
@@ -71,7 +71,7 @@ const VecX& innovations_solve(const Model& model, Data& data, const double* b) {
   for (int i = n - 1; i > 0; --i) {
     Force& z = ws.z[i];
     const int iv = model.idx_v(i);
-    visit_joint(model, i, [&](const auto& joint, const auto&) {
+    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
       const int d = joint_dofs(joint);
       if (d == 0) return;
       double e[6];
@@ -95,7 +95,7 @@ const VecX& innovations_solve(const Model& model, Data& data, const double* b) {
     const int iv = model.idx_v(i);
     const Motion alpha_plus = apply(data.X_up[i], ws.alpha[model.parent(i)]);  // alpha+(k) = phi* alpha(k+1)
     ws.alpha[i] = alpha_plus;
-    visit_joint(model, i, [&](const auto& joint, const auto&) {
+    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
       const int d = joint_dofs(joint);
       if (d == 0) return;
       const double* Dinv = ws.D_inv.data() + 6 * iv;
@@ -148,7 +148,7 @@ InnovationsFactors innovations_factors(const Model& model, Data& data, const Eig
     // L(i, j) = H(i) phi(i, j) G(j) for every strict ancestor i of j (K = phi G on the parent edge).
     for (int c = j, i = model.parent(j); i > 0; c = i, i = model.parent(i)) {
       for (int m = 0; m < dj; ++m) F[m] = apply_inverse(data.X_up[c], F[m]);
-      visit_joint(model, i, [&](const auto& joint, const auto&) {
+      visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
         for (int m = 0; m < dj; ++m) project(joint, F[m], out.L.col(jv + m).data() + model.idx_v(i));
       });
     }

@@ -18,7 +18,7 @@ void kinematics_impl(const Model& model, Data& data, const double* q, const doub
   detail::evaluate_sincos(data, q);
   for (int i = 1; i < model.nbodies(); ++i) {
     const int p = model.parent(i), iv = model.idx_v(i);
-    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
       const auto X = compose(joint, detail::joint_q(model, data, q, i), X_tree);
       data.X_up[i] = to_transform(X);
       data.X_base[i] = data.X_up[i] * data.X_base[p];
@@ -113,7 +113,7 @@ const Matrix6X& body_jacobian(const Model& model, Data& data, const Eigen::Ref<c
   detail::sized(data.J, 6, model.nv());
   data.J.setZero();
   for (int j = body; j > 0; j = model.parent(j)) {
-    visit_joint(model, j, [&](const auto& joint, const auto&) {
+    visit_joint(model, j, [&](const auto& joint, const auto&) PLUCKER_INLINE {
       for (int k = 0; k < joint_dofs(joint); ++k) {
         Motion s = world_column(data, joint, j, k);  // world coordinates
         if (frame == ReferenceFrame::Local) s = apply(data.X_base[body], s);
@@ -170,7 +170,7 @@ const Matrix3X& center_of_mass_jacobian(const Model& model, Data& data, const Ei
   if (!(mass > 0.0)) throw InvalidArgument("center_of_mass_jacobian: the model has no mass");
   // Column of joint j: sum over its subtree of m_k (s.lin + s.ang x c_k) = M_j s.lin + s.ang x h_j.
   for (int j = 1; j < n; ++j) {
-    visit_joint(model, j, [&](const auto& joint, const auto&) {
+    visit_joint(model, j, [&](const auto& joint, const auto&) PLUCKER_INLINE {
       for (int k = 0; k < joint_dofs(joint); ++k) {
         const Motion s = world_column(data, joint, j, k);
         data.J_com.col(model.idx_v(j) + k) =

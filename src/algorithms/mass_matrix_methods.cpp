@@ -34,8 +34,8 @@ namespace detail {
 void compute_poses(const Model& model, Data& data, const double* q) {
   evaluate_sincos(data, q);
   for (int i = 1; i < model.nbodies(); ++i)
-    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
-      data.X_up[i] = to_transform(compose(joint, joint_q(model, data, q, i), X_tree));
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
+      compose_up(joint, joint_q(model, data, q, i), X_tree, data.X_up[i]);
     });
 }
 
@@ -43,14 +43,14 @@ void mass_times_kernel(const Model& model, Data& data, const double* y, double* 
   const int n = model.nbodies();
   data.a[0].setZero();
   for (int i = 1; i < n; ++i) {
-    visit_joint(model, i, [&](const auto& joint, const auto&) {
+    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
       data.a[i] = apply(data.X_up[i], data.a[model.parent(i)]);
       add_motion(joint, data.a[i], y + model.idx_v(i));  // Eq. 4
     });
     data.f[i] = times(model.inertia(i), data.a[i]);  // Eq. 5 at rest
   }
   for (int i = n - 1; i > 0; --i) {
-    visit_joint(model, i, [&](const auto& joint, const auto&) { project(joint, data.f[i], out + model.idx_v(i)); });
+    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE { project(joint, data.f[i], out + model.idx_v(i)); });
     const int p = model.parent(i);
     if (p > 0) add_apply_inverse(data.X_up[i], data.f[i], data.f[p]);  // Eq. 7
   }
@@ -116,7 +116,7 @@ const MatX& mass_matrix_symmetry(const Model& model, Data& data, const Eigen::Re
           double unit[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
           unit[m] = 1.0;
           data.a[i].setZero();
-          visit_joint(model, i, [&](const auto& joint, const auto&) { add_motion(joint, data.a[i], unit); });
+          visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE { add_motion(joint, data.a[i], unit); });
         } else {
           data.a[j] = apply(data.X_up[j], data.a[model.parent(j)]);
         }
@@ -125,7 +125,7 @@ const MatX& mass_matrix_symmetry(const Model& model, Data& data, const Eigen::Re
       // Inward over nu(i): T(j) = H(j) f(j), f(p) += phi(p, j) f(j), stopping at joint i.
       for (int j = end - 1; j >= i; --j) {
         if (!ws.inside[j]) continue;
-        visit_joint(model, j, [&](const auto& joint, const auto&) {
+        visit_joint(model, j, [&](const auto& joint, const auto&) PLUCKER_INLINE {
           project(joint, data.f[j], M.col(k).data() + model.idx_v(j));  // M(j, k) = H(j) f(j)
         });
         if (j != i) add_apply_inverse(data.X_up[j], data.f[j], data.f[model.parent(j)]);
@@ -161,7 +161,7 @@ const VecX& rnea_composite(const Model& model, Data& data, const Eigen::Ref<cons
   // Outward: poses, velocities, x(k) and alpha(k); R(k) and y(k) initialised.
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i), iv = model.idx_v(i);
-    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
       const auto X = compose(joint, detail::joint_q(model, data, q.data(), i), X_tree);
       data.X_up[i] = to_transform(X);
       Motion vJ;
@@ -180,7 +180,7 @@ const VecX& rnea_composite(const Model& model, Data& data, const Eigen::Ref<cons
   // Inward: R(k) and y(k) complete once every child has been folded in.
   for (int i = n - 1; i > 0; --i) {
     const Force f = times(ws.R[i], data.a[i]) + data.f[i] + ws.y[i];  // Lemma 3.2: f = R alpha + y
-    visit_joint(model, i, [&](const auto& joint, const auto&) {
+    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
       project(joint, f, data.tau.data() + model.idx_v(i));  // T(k) = H(k) f(k)
     });
     const int p = model.parent(i);

@@ -47,7 +47,7 @@ const MatX& minv_impl(const Model& model, Data& data) {
   for (int i = n - 1; i > 0; --i) {
     const int p = model.parent(i), c0 = model.idx_v(i), m = model.subtree_v_end(i) - c0;
     const Columns z = Columns::of(ws.F[i], 0);  // column c <-> velocity index c0 + c: the subtree's
-    visit_joint(model, i, [&](const auto& joint, const auto&) {
+    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
       const int d = joint_dofs(joint);
       if (d == 0) return;
       const double* Dinv = factors.D_inv.data() + 6 * c0;
@@ -79,7 +79,7 @@ const MatX& minv_impl(const Model& model, Data& data) {
       apply_motions(data.X_up[i], Columns::of(ws.F[p], c0 - model.idx_v(p)), alpha, w);  // alpha+(k)
     else
       ws.F[i].setZero();  // the base does not move (at rest, no gravity)
-    visit_joint(model, i, [&](const auto& joint, const auto&) {
+    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
       const int d = joint_dofs(joint);
       if (d == 0) return;
       const double* Dinv = factors.D_inv.data() + 6 * c0;

@@ -33,9 +33,8 @@ void rnea_passes(const Model& model, const RneaState<S>& st, const S* q, const S
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i), iv = model.idx_v(i), iq = model.idx_q(i);
     const JointQ<S> jq{q + iq, st.sin + iq, st.cos + iq};
-    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
-      const auto X = compose(joint, jq, X_tree);  // X_J(q_i) X_tree(i)
-      st.X_up[i] = to_stored<S>(X);
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
+      decltype(auto) X = compose_up(joint, jq, X_tree, st.X_up[i]);  // X_J(q_i) X_tree(i)
       // Children of the base: X v_0 = 0 and X a_0 = (0, E a_0).
       motion_t<S> v = p == 0 || !WithVelocity ? motion_t<S>{} : apply(X, st.v[p]);
       motion_t<S> a = p == 0 ? apply(X, a0) : apply(X, st.a[p]);
@@ -54,7 +53,7 @@ void rnea_passes(const Model& model, const RneaState<S>& st, const S* q, const S
   for (int i = n - 1; i > 0; --i) {
     const int p = model.parent(i), iq = model.idx_q(i);
     const JointQ<S> jq{q + iq, st.sin + iq, st.cos + iq};
-    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) {
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
       project(joint, st.f[i], tau + model.idx_v(i));  // Eq. 8
       if (p > 0) add_apply_inverse(x_up(joint, jq, X_tree, st.X_up[i]), st.f[i], st.f[p]);  // Eq. 7
     });

@@ -17,8 +17,12 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "plucker/errors.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -30,18 +34,22 @@ class ThreadPool {
  public:
   static constexpr std::chrono::microseconds kSpin{200};
 
-  /// Workers 1 .. threads - 1 (the calling thread is worker 0).
+  /// Workers 1 .. threads - 1 (the calling thread is worker 0). When the system cannot start
+  /// one (threads or memory exhausted), the workers already started are stopped and joined,
+  /// and plucker::Error says which thread failed.
   explicit ThreadPool(int threads) {
-    for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { work(t); });
-  }
-  ~ThreadPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_.store(true, std::memory_order_release);
+    workers_.reserve(static_cast<std::size_t>(threads > 1 ? threads - 1 : 0));
+    for (int t = 1; t < threads; ++t) {
+      try {
+        workers_.emplace_back([this, t] { work(t); });
+      } catch (const std::system_error& e) {
+        stop();
+        throw Error("BatchWorkspace: could not start worker thread " + std::to_string(t) + " of " +
+                    std::to_string(threads - 1) + " (" + e.what() + "); ask for fewer threads");
+      }
     }
-    start_.notify_all();
-    for (std::thread& w : workers_) w.join();
   }
+  ~ThreadPool() { stop(); }
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
@@ -70,6 +78,17 @@ class ThreadPool {
   }
 
  private:
+  /// Stops and joins the workers started so far.
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_.store(true, std::memory_order_release);
+    }
+    start_.notify_all();
+    for (std::thread& w : workers_) w.join();
+    workers_.clear();
+  }
+
   /// Polls ready() for up to kSpin; true as soon as it holds.
   template <class Ready>
   static bool spin_until(const Ready& ready) {

@@ -3,6 +3,8 @@
 // sin/cos of q, and the external-force input of the recursions.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -142,10 +144,18 @@ PLUCKER_HOT inline void subtract_external_force(Data& data, int i, int p, const 
 }
 
 /// Throws NumericalError naming the first body (in the order of pass 1) whose velocity,
-/// acceleration or force is not finite, or else the first non-finite entry of `result`,
-/// when result is not finite: the inputs were finite, so the state overflows double precision.
-void check_finite_result(const Model& model, const Data& data, const VecX& result, const char* fn,
-                         const char* result_name);
+/// acceleration or force is not finite, or else the first non-finite entry of `result`: called
+/// when a result of finite inputs is not finite (the state overflows double precision).
+[[noreturn]] void throw_non_finite(const Model& model, const Data& data, const VecX& result, const char* fn,
+                                   const char* result_name);
+/// The check of every result: its entries' sum is finite unless one is inf or NaN (or the sum
+/// overflows, which the slow path tells apart).
+inline void check_finite_result(const Model& model, const Data& data, const VecX& result, const char* fn,
+                                const char* result_name) {
+  double sum = 0.0;
+  for (Eigen::Index k = 0; k < result.size(); ++k) sum += result[k];
+  if (!std::isfinite(sum) && !result.allFinite()) throw_non_finite(model, data, result, fn, result_name);
+}
 
 // Unchecked entry points, for callers that validated once up front (batch.cpp): q, v, a/tau
 // point to nq / nv finite values, quaternions unit, data made for model. Results in data.tau,

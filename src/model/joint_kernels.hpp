@@ -196,9 +196,9 @@ PLUCKER_HOT inline transform_t<S> compose_rotation(const EJ& E_J, const Transfor
   transform_t<S> X;
   for (int c = 0; c < 3; ++c) {  // column c of E_J E_tree = E_J (column c of E_tree)
     const auto col = mul(E_J, V3<double>{{Et(0, c), Et(1, c), Et(2, c)}});
-    for (int r = 0; r < 3; ++r) X.E(r, c) = col[r] + S{};
+    for (int r = 0; r < 3; ++r) X.E(r, c) = widen<S>(col[r]);
   }
-  for (int k = 0; k < 3; ++k) X.r[k] = X_tree.r[k] + S{};
+  for (int k = 0; k < 3; ++k) X.r[k] = widen<S>(X_tree.r[k]);
   return X;
 }
 /// X_J X_tree = (E_J E_tree, r_tree + E_tree^T p) for X_J = (E_J, p).
@@ -296,7 +296,7 @@ PLUCKER_HOT inline auto compose(const J& joint, const JointQ<S>& q, const Tree& 
     if constexpr (translation) {
       using R = std::conditional_t<std::is_same_v<S, double>, Vec3, V3<Pack>>;
       R r;
-      for (int k = 0; k < 3; ++k) r[k] = X_tree.r[k] + S{};
+      for (int k = 0; k < 3; ++k) r[k] = widen<S>(X_tree.r[k]);
       r[A] += q.q[0];
       return Translation<R>{IdentityRot{}, r};
     } else {
@@ -355,6 +355,23 @@ PLUCKER_HOT inline transform_t<S> to_stored(const X& x) {
     return to_xform(x);
 }
 
+/// X_up = X_J(q) X_tree, stored in `up` in its general form; returns `up` itself when the
+/// composition is general (later products read it from there, as they would a stored one), or
+/// the structured transform.
+template <class S, class J, class Tree>
+PLUCKER_HOT inline decltype(auto) compose_up(const J& joint, const JointQ<S>& q, const Tree& X_tree,
+                                             transform_t<S>& up) {
+  using X = std::decay_t<decltype(compose(joint, q, X_tree))>;
+  if constexpr (std::is_same_v<X, transform_t<S>>) {
+    up = compose(joint, q, X_tree);
+    return static_cast<const transform_t<S>&>(up);
+  } else {
+    const X x = compose(joint, q, X_tree);
+    up = to_stored<S>(x);
+    return x;
+  }
+}
+
 /// X_up[i] for a later pass: re-composed when that gives a structured transform (cheaper to
 /// rebuild from sin/cos than to apply as a general one), else the general one stored by pass 1.
 template <class S, class J, class Tree, class Stored>
@@ -366,20 +383,50 @@ PLUCKER_HOT inline auto x_up(const J& joint, const JointQ<S>& q, const Tree& X_t
     return compose(joint, q, X_tree);
 }
 
-/// The one dispatch on the joint kind: f(joint, X_tree) with X_tree as a Translation when it has
-/// no rotation and the kind has a structured form, else as the Transform.
+/// Calls f(joint, X_tree) for joint kind J, with X_tree as a Translation when it has no rotation
+/// and the kind has a structured form, else as the Transform.
+template <class J, class F>
+PLUCKER_HOT inline void visit_kind(const Model& model, int i, const J& joint, F& f) {
+  const Transform& X_tree = model.X_tree(i);
+  if constexpr (has_structured_form<J>) {
+    if (model.X_tree_is_translation(i)) {
+      f(joint, Translation<Vec3>{IdentityRot{}, X_tree.r});
+      return;
+    }
+  }
+  f(joint, X_tree);
+}
+
+/// The one dispatch on the joint kind: f(joint, X_tree) (see visit_kind). A switch on the
+/// variant's index, expanded in the caller: the kinds' kernels inline into the recursion's loop
+/// (std::visit calls them through a table of functions, which costs the loop its registers).
 template <class F>
-PLUCKER_HOT inline decltype(auto) visit_joint(const Model& model, int i, F&& f) {
-  return std::visit(
-      [&](const auto& joint) -> decltype(auto) {
-        using J = std::decay_t<decltype(joint)>;
-        const Transform& X_tree = model.X_tree(i);
-        if constexpr (has_structured_form<J>) {
-          if (model.X_tree_is_translation(i)) return f(joint, Translation<Vec3>{IdentityRot{}, X_tree.r});
-        }
-        return f(joint, X_tree);
-      },
-      model.joint(i));
+PLUCKER_HOT inline void visit_joint(const Model& model, int i, F&& f) {
+  const JointModel& joint = model.joint(i);
+  static_assert(std::variant_size_v<JointModel> == 15, "one case per joint kind below");
+#define PLUCKER_JOINT_CASE(K) \
+  case K:                     \
+    return visit_kind(model, i, *std::get_if<K>(&joint), f);
+  switch (joint.index()) {
+    PLUCKER_JOINT_CASE(0)
+    PLUCKER_JOINT_CASE(1)
+    PLUCKER_JOINT_CASE(2)
+    PLUCKER_JOINT_CASE(3)
+    PLUCKER_JOINT_CASE(4)
+    PLUCKER_JOINT_CASE(5)
+    PLUCKER_JOINT_CASE(6)
+    PLUCKER_JOINT_CASE(7)
+    PLUCKER_JOINT_CASE(8)
+    PLUCKER_JOINT_CASE(9)
+    PLUCKER_JOINT_CASE(10)
+    PLUCKER_JOINT_CASE(11)
+    PLUCKER_JOINT_CASE(12)
+    PLUCKER_JOINT_CASE(13)
+    PLUCKER_JOINT_CASE(14)
+    default:
+      __builtin_unreachable();
+  }
+#undef PLUCKER_JOINT_CASE
 }
 
 }  // namespace plucker::ops

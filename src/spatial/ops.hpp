@@ -189,7 +189,7 @@ inline XformT<Pack> to_xform(const RotTranslation<Rot, R>& X) {
     for (int r = 0; r < 3; ++r) out.E(r, c) = col[r];
   }
   const auto r = load<Pack>(X.r);
-  for (int k = 0; k < 3; ++k) out.r[k] = r[k] + Pack{};
+  for (int k = 0; k < 3; ++k) out.r[k] = widen<Pack>(r[k]);
   return out;
 }
 
@@ -419,7 +419,7 @@ PLUCKER_HOT inline Sym3<sum_t<T, BB>> sandwich_sym(const PlaneRot<A, T>& E, cons
   const BB mean = 0.5 * (B(i, i) + B(j, j)), half_diff = 0.5 * (B(i, i) - B(j, j));
   S R[3][3];  // upper entries only; (p, q) and (q, p) name the same entry
   auto set = [&R](int p, int q, const S& x) { R[std::min(p, q)][std::max(p, q)] = x; };
-  set(A, A, B(A, A) + S{});
+  set(A, A, widen<S>(B(A, A)));
   set(A, i, c * B(A, i) - s * B(A, j));
   set(A, j, s * B(A, i) + c * B(A, j));
   set(i, i, mean + half_diff * C - B(i, j) * S2);

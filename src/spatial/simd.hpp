@@ -12,6 +12,9 @@
 // products, cross products): GCC's size heuristics otherwise leave some of them as calls
 // inside the per-joint-kind kernels, with their register spills (callgrind on the RNEA).
 #define PLUCKER_HOT [[gnu::always_inline]]
+// The same for a lambda (placed after its parameter list): the per-joint-kind visitors of the
+// recursions, which GCC otherwise leaves as calls from the dispatch's many cases.
+#define PLUCKER_INLINE __attribute__((always_inline))
 
 namespace plucker::simd {
 

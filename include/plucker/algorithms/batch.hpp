@@ -53,11 +53,16 @@ class ThreadPool;
 /// thread avoid the per-state tails.
 int batch_lanes();
 
+/// The most threads a BatchWorkspace takes: 4 per hardware thread (at least 8).
+int max_batch_threads();
+
 /// One Data and one lane scratch per thread, and threads - 1 worker threads, made once for a
 /// model (between calls the workers wait: spinning for up to 200 us after a call, so that
 /// back-to-back calls skip the kernel's wake-up, then blocked). threads = 0:
-/// std::thread::hardware_concurrency(). A workspace is not itself thread-safe: one batched
-/// call at a time per workspace. Movable, not copyable.
+/// std::thread::hardware_concurrency(); more than max_batch_threads() is an InvalidArgument;
+/// when the system cannot start a thread, plucker::Error (the started ones are joined first).
+/// A workspace is not itself thread-safe: one batched call at a time per workspace. Movable,
+/// not copyable.
 class BatchWorkspace {
  public:
   explicit BatchWorkspace(const Model& model, int threads = 0);
