@@ -223,6 +223,61 @@ TEST(Reliability, NonFiniteResultsAreErrorsThatNameTheJoint) {
   }
 }
 
+// ---------------------------------------------------------------- 8. one criterion for "singular"
+// On build_random_tree(256, taper=0.9) (cond(M) = 7e37: the distal bodies are tiny, not massless)
+// six methods raised SingularError and the four Cholesky ones answered. Now no method calls it
+// singular, and every answer agrees with the ABA's (cg may not converge: ConvergenceError).
+TEST(Reliability, MethodsAgreeAboutSingularity) {
+  const Model model = build_random_tree(256, 1.0, 0.0, 0.9);
+  Data data(model);
+  Rng rng(1508);
+  const VecX q = random_configuration(model, rng), v = VecX::Zero(model.nv()), tau = VecX::Ones(model.nv());
+  const VecX ref = aba(model, data, q, v, tau);
+  for (ForwardDynamicsMethod method : forward_dynamics_methods()) {
+    try {
+      const VecX qdd = forward_dynamics(model, data, q, v, tau, method);
+      EXPECT_LE((qdd - ref).norm(), 1e-10 * ref.norm()) << to_string(method);
+    } catch (const ConvergenceError& e) {
+      EXPECT_TRUE(method == ForwardDynamicsMethod::ConjugateGradient) << to_string(method) << ": " << e.what();
+    } catch (const Error& e) {
+      ADD_FAILURE() << to_string(method) << ": " << e.what();
+    }
+  }
+  // A massless leaf is singular for every method, named by its joint.
+  Model massless = build_chain(4);
+  massless.add_body(4, JointRevoluteZ{}, Transform::translation(Vec3(0.1, 0, 0)), RigidBodyInertia(), "ghost",
+                    "ghost_joint");
+  Data d2(massless);
+  const VecX q2 = neutral(massless), z = VecX::Zero(massless.nv());
+  for (ForwardDynamicsMethod method : forward_dynamics_methods()) {
+    const std::string msg = message_of<SingularError>([&] { forward_dynamics(massless, d2, q2, z, z, method); });
+    EXPECT_NE(msg.find("ghost_joint"), std::string::npos) << to_string(method) << ": " << msg;
+  }
+}
+
+// On romeo (massless fingers, mimic constraints), null_space answered for 3 of 8 states and raised
+// "K^T M K is not positive definite" (naming no joint) for the others. Now every method raises
+// for every state, naming a joint.
+TEST(Reliability, ConstrainedMethodsAgreeAboutSingularity) {
+  const std::string path = shared_model_path("romeo");
+  if (path.empty()) GTEST_SKIP() << "romeo.urdf not found (PLUCKER_SHARED_DIR)";
+  const Model model = load_shared_model(path, RootJoint::FreeFlyer);
+  ASSERT_GT(model.num_constraints(), 0);
+  Data data(model);
+  Rng rng(1509);
+  const VecX zero = VecX::Zero(model.nv());
+  for (int s = 0; s < 8; ++s) {
+    const VecX q = random_configuration(model, rng);
+    for (ConstrainedMethod method : {ConstrainedMethod::Kkt, ConstrainedMethod::RangeSpace, ConstrainedMethod::NullSpace}) {
+      ConstrainedOptions options;
+      options.method = method;
+      const std::string msg =
+          message_of<SingularError>([&] { constrained_forward_dynamics(model, data, q, zero, zero, options); });
+      EXPECT_NE(msg.find("joint '"), std::string::npos) << "state " << s << " " << to_string(method) << ": " << msg;
+    }
+  }
+}
+
 // ---------------------------------------------------------------- smaller defects
 TEST(Reliability, ModelConstructionRefusesWhatCannotBeARobot) {
   Model m;

@@ -23,7 +23,9 @@ void aba_impl(const Model& model, Data& data, const double* q, const double* qd,
   detail::aba_passes(
       model, st, q, qd, tau, data.qdd.data(),
       [&](int i, int p, Force& f) { detail::subtract_external_force<F>(data, i, p, f_ext, f); },
-      [&](int i, double pivot, double scale) { detail::throw_singular(model, i, "aba", pivot, scale); });
+      [&](int i, const ArticulatedBodyInertia& P) {
+        return detail::PivotTest{model, data.X_up, i, "aba", detail::pivot_scale(P)};
+      });
 }
 
 const VecX& aba_checked(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
@@ -51,6 +53,35 @@ const VecX& aba_checked(const Model& model, Data& data, const Eigen::Ref<const V
 }
 
 }  // namespace
+
+namespace detail {
+
+double joint_space_diagonal(const Model& model, const std::vector<Transform>& X_up, int i, int k) {
+  const std::vector<int> nu = model.subtree(i);  // ascending; the slow path may allocate
+  std::vector<RigidBodyInertia> I_C(nu.size());
+  std::vector<int> slot(static_cast<std::size_t>(model.nbodies()), -1);
+  for (std::size_t m = 0; m < nu.size(); ++m) slot[nu[m]] = static_cast<int>(m), I_C[m] = model.inertia(nu[m]);
+  for (std::size_t m = nu.size(); m-- > 1;)  // Eq. 9 over the subtree, leaves first
+    ops::add_congruence(X_up[nu[m]], I_C[m], I_C[slot[model.parent(nu[m])]]);
+  double M_kk = 0.0;
+  ops::visit_joint(model, i, [&](const auto& joint, const auto&) {
+    const Force f = ops::times_column<double>(I_C[0], ops::column(joint, k));
+    M_kk = ops::project_column<double>(ops::column(joint, k), f);
+  });
+  return M_kk;
+}
+
+void throw_singular(const Model& model, int i, int k, const char* fn, double pivot, double M_kk) {
+  std::ostringstream m;
+  m << fn << ": forward dynamics undefined: joint '" << model.joint_name(i) << "' (body '" << model.body_name(i)
+    << "'";
+  if (model.joint_nv(i) > 1) m << ", DoF " << k;
+  m << ") has a singular articulated inertia (pivot " << pivot << " of M_kk = " << M_kk
+    << "): the subtree it moves has no mass or inertia along its motion";
+  throw SingularError(m.str());
+}
+
+}  // namespace detail
 
 void detail::aba_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* tau) {
   aba_impl<ForceInput::None>(model, data, q, v, tau, nullptr);

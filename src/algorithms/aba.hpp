@@ -26,39 +26,33 @@ struct AbaWorkspace : WorkspaceOf<AbaWorkspace> {
   VecX u;                                             ///< u_i = tau_i - h_i^T p^A_i
 };
 
-[[noreturn]] inline void throw_singular(const Model& model, int i, const char* fn, double pivot, double scale) {
-  std::ostringstream m;
-  m << fn << ": forward dynamics undefined: joint '" << model.joint_name(i) << "' (body '" << model.body_name(i)
-    << "') has a singular articulated inertia (pivot " << pivot << ", scale " << scale
-    << "): the subtree it moves has no mass or inertia along its motion";
-  throw SingularError(m.str());
-}
-
 /// x > y (in every lane).
 inline bool greater(double x, double y) { return x > y; }
 inline bool greater(const simd::Pack& x, const simd::Pack& y) { return simd::all_greater(x, y); }
 inline double max_of(double x, double y) { return std::max(x, y); }
 inline simd::Pack max_of(const simd::Pack& x, const simd::Pack& y) { return simd::max(x, y); }
 
-/// Dinv (row-major d x d) = D^-1 for a symmetric D by D = L diag(p) L^T (L unit lower), or false
-/// when a pivot p_k is not above `threshold` (then *pivot_out = p_k).
-template <class S>
-inline bool invert_pivots(const S (&D)[6][6], int d, const S& threshold, S* Dinv, S* pivot_out) {
+/// Dinv (row-major d x d) = D^-1 for a symmetric D, by D = U diag(p) U^T (U unit upper): the
+/// pivots p_k come last DoF first, as in M's factorisation leaves first (the joint's DoFs are a
+/// chain, its last DoF the deepest), so that p_k is DoF k's pivot in every method. pivot_ok(k,
+/// p_k) decides each one (DEVELOPERS.md, "Singularity"); false stops the inversion.
+template <class S, class PivotOk>
+inline bool invert_pivots(const S (&D)[6][6], int d, S* Dinv, const PivotOk& pivot_ok) {
   if (d == 1) {
-    *pivot_out = D[0][0];
-    if (!greater(D[0][0], threshold)) return false;
+    if (!pivot_ok(0, D[0][0])) return false;
     Dinv[0] = 1.0 / D[0][0];
     return true;
   }
+  // The forward LDL^T of the reversed matrix R(a, b) = D(d-1-a, d-1-b) is D's U diag(p) U^T.
   S L[6][6] = {}, pivot[6], p_inv[6];
+  auto R = [&](int a, int b) -> const S& { return D[d - 1 - a][d - 1 - b]; };
   for (int j = 0; j < d; ++j) {
-    pivot[j] = D[j][j];
+    pivot[j] = R(j, j);
     for (int k = 0; k < j; ++k) pivot[j] -= L[j][k] * L[j][k] * pivot[k];
-    *pivot_out = pivot[j];
-    if (!greater(pivot[j], threshold)) return false;
+    if (!pivot_ok(d - 1 - j, pivot[j])) return false;
     p_inv[j] = 1.0 / pivot[j];
     for (int r = j + 1; r < d; ++r) {
-      S s = D[r][j];
+      S s = R(r, j);
       for (int k = 0; k < j; ++k) s -= L[r][k] * L[j][k] * pivot[k];
       L[r][j] = s * p_inv[j];
     }
@@ -72,16 +66,16 @@ inline bool invert_pivots(const S (&D)[6][6], int d, const S& threshold, S* Dinv
       Li[r][j] = s;
     }
   }
-  for (int r = 0; r < d; ++r)
+  for (int r = 0; r < d; ++r)  // R^-1 = L^-T diag(1/p) L^-1, mapped back to D's order
     for (int c = r; c < d; ++c) {
       S s = Li[c][r] * p_inv[c] * Li[c][c];
       for (int k = c + 1; k < d; ++k) s += Li[k][r] * p_inv[k] * Li[k][c];
-      Dinv[r * d + c] = Dinv[c * d + r] = s;
+      Dinv[(d - 1 - r) * d + (d - 1 - c)] = Dinv[(d - 1 - c) * d + (d - 1 - r)] = s;
     }
   return true;
 }
 
-/// The singularity scale of an articulated inertia P: its largest diagonal entry.
+/// The screening scale of an articulated inertia P: its largest diagonal entry.
 template <class I6>
 inline auto pivot_scale(const I6& P) {
   auto scale = ops::entry(P, 0, 0);
@@ -89,13 +83,36 @@ inline auto pivot_scale(const I6& P) {
   return scale;
 }
 
+/// M_kk for DoF k of joint i = s^T I^C_i s (the joint's inertia with every other joint locked),
+/// from the composite inertia of i's subtree on the poses in X_up. O(subtree): the slow path of
+/// the singularity test, run only for a pivot that fails the screen.
+double joint_space_diagonal(const Model& model, const std::vector<Transform>& X_up, int i, int k);
+
+[[noreturn]] void throw_singular(const Model& model, int i, int k, const char* fn, double pivot, double M_kk);
+
+/// The singularity test of one state's articulated pivot D_k (DEVELOPERS.md, "Singularity"):
+/// singular when D_k <= kSingularPivot M_kk. Screened first, at no cost, against the articulated
+/// inertia's largest diagonal entry: a pivot above kSingularPivot times it is accepted; one below
+/// is judged by the exact M_kk (computed then).
+struct PivotTest {
+  const Model& model;
+  const std::vector<Transform>& X_up;
+  int i;
+  const char* fn;
+  double screen;
+  bool operator()(int k, double pivot) const {
+    if (pivot > kSingularPivot * screen) return true;
+    const double M_kk = joint_space_diagonal(model, X_up, i, k);
+    if (pivot > kSingularPivot * M_kk) return true;
+    throw_singular(model, i, k, fn, pivot, M_kk);
+  }
+};
+
 /// invert_pivots for joint i of one state, throwing SingularError naming the joint.
 template <class I6>
-inline void invert_joint_pivots(const Model& model, int i, const char* fn, const double (&D)[6][6], int d,
-                                double* Dinv, const I6& P) {
-  const double scale = pivot_scale(P);
-  double pivot = 0.0;
-  if (!invert_pivots(D, d, kSingularPivot * scale, Dinv, &pivot)) throw_singular(model, i, fn, pivot, scale);
+inline void invert_joint_pivots(const Model& model, const std::vector<Transform>& X_up, int i, const char* fn,
+                                const double (&D)[6][6], int d, double* Dinv, const I6& P) {
+  invert_pivots(D, d, Dinv, PivotTest{model, X_up, i, fn, pivot_scale(P)});
 }
 
 /// P -= sum_k A_k B_k^T over the joint's d columns (Eq. 12's U D^-1 U^T, the innovations' G U^T).
@@ -134,12 +151,12 @@ struct AbaState {
 ///                 p^a = p^A_i + I^a c_i + U_i D_i^-1 u_i          (Eq. 12-13)
 ///                 I^A_p += pX_i* I^a iX_p,  p^A_p += pX_i* p^a
 ///   pass 3 (out): a' = iX_p a_p + c_i, qdd_i = D_i^-1 (u_i - U_i^T a'), a_i = a' + h_i qdd_i  (Eq. 14)
-/// external_force(i, p, f) subtracts f^x_i from f, or does nothing. singular(i, pivot, scale) is
-/// called when joint i's D_i is singular (kSingularPivot); it throws, or returns and the
-/// passes return false.
-template <class S, class ExternalForce, class Singular>
+/// external_force(i, p, f) subtracts f^x_i from f, or does nothing. pivot_test(i, P) returns the
+/// test of joint i's pivots given its articulated inertia P (PivotTest for one state); when it
+/// refuses one (lanes: some lane's pivot fails the screen) the passes return false.
+template <class S, class ExternalForce, class PivotTestOf>
 bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* qd, const S* tau, S* qdd,
-                const ExternalForce& external_force, const Singular& singular) {
+                const ExternalForce& external_force, const PivotTestOf& pivot_test) {
   using namespace ops;
   const int n = model.nbodies();
   auto jq = [&](int i) { return JointQ<S>{q + model.idx_q(i), st.sin + model.idx_q(i), st.cos + model.idx_q(i)}; };
@@ -178,10 +195,7 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
         project(joint, pa, st.u + iv);
         for (int k = 0; k < d; ++k) st.u[iv + k] = tau[iv + k] - st.u[iv + k];  // u_i = tau_i - h_i^T p^A_i
         S* Dinv = st.D_inv + 6 * iv;
-        const S scale = pivot_scale(IA);
-        S pivot{};
-        if (!invert_pivots(D, d, kSingularPivot * scale, Dinv, &pivot)) {
-          singular(i, pivot, scale);
+        if (!invert_pivots(D, d, Dinv, pivot_test(i, IA))) {
           regular = false;
           return;
         }

@@ -89,8 +89,13 @@ bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>&
   const AbaState<Pack> st{s.X_up.data(), s.v.data(),  s.a.data(),     s.c.data(),     s.I_articulated.data(),
                           s.f.data(),    s.U.data(),  s.D_inv.data(), s.u.data(),     s.sin_q.data(),
                           s.cos_q.data()};
-  if (!aba_passes(model, st, s.q.data(), s.qd.data(), s.x.data(), s.out.data(), no_external_force,
-                  [](int, const Pack&, const Pack&) {}))
+  // A pivot of some lane that fails the screen sends the group to the single-state ABA, which
+  // judges it exactly and names the joint.
+  const auto screen = [](int, const Sym6T<Pack>& P) {
+    const Pack threshold = kSingularPivot * pivot_scale(P);
+    return [threshold](int, const Pack& pivot) { return greater(pivot, threshold); };
+  };
+  if (!aba_passes(model, st, s.q.data(), s.qd.data(), s.x.data(), s.out.data(), no_external_force, screen))
     return false;
   scatter(s.out.data(), b0, Qdd);
   return true;

@@ -8,6 +8,9 @@
 // eps |M| |x|, so a relative residual of 1e-14 is out of reach when cond(M) is large), and the
 // iteration cap is a safety net whose hit is an error (ConvergenceError), never a silent answer.
 //
+// Whether M is singular is decided as for every other method, from the articulated pivots of the
+// innovations factorisation (DEVELOPERS.md, "Singularity"), before iterating.
+//
 // The preconditioner Lambda = H R H* (block) diagonal: the diagonal blocks of M, which the
 // composite-rigid-body recursion (Eq. 24-25) gives in O(N); solving Lambda z = r is then one
 // small d x d product per joint.
@@ -26,18 +29,18 @@ struct CgWorkspace : detail::WorkspaceOf<CgWorkspace> {
   static constexpr detail::Slot slot = detail::Slot::ConjugateGradient;
   explicit CgWorkspace(const Model& model)
       : R(static_cast<std::size_t>(model.nbodies())), precond(VecX::Zero(6 * model.nv())) {
-    for (VecX* x : {&b, &bs, &x, &r, &z, &p, &Mp}) *x = VecX::Zero(model.nv());
+    for (VecX* x : {&b, &bs, &x, &r, &z, &p, &Mp, &diag}) *x = VecX::Zero(model.nv());
   }
   std::vector<RigidBodyInertia> R;  ///< composite inertias R(k) (Eq. 24)
   VecX precond;                     ///< (H R H*)^-1 blocks, row-major d x d at 6 idx_v(k)
   VecX b, bs, x, r, z, p, Mp;       ///< right-hand side, it scaled, solution, and the CG vectors
+  VecX diag;                        ///< M's diagonal
 };
 
 // diag(H R H*) from the composite inertias (Eq. 24, link coordinates), inverted block by block.
-// Returns M's largest diagonal entry.
-double composite_diagonal(const Model& model, Data& data, CgWorkspace& ws) {
+// Also M's diagonal, into ws.diag.
+void composite_diagonal(const Model& model, Data& data, CgWorkspace& ws) {
   const int n = model.nbodies();
-  double largest = 0.0;
   for (int i = 1; i < n; ++i) ws.R[i] = model.inertia(i);
   for (int i = n - 1; i > 0; --i) {
     visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
@@ -47,15 +50,17 @@ double composite_diagonal(const Model& model, Data& data, CgWorkspace& ws) {
       for (int m = 0; m < d; ++m) {
         const Force RH = times_column<double>(ws.R[i], column(joint, m));  // R(k) H*(k)
         for (int r = 0; r < d; ++r) Lambda[r][m] = project_column<double>(column(joint, r), RH);  // H R H*
-        largest = std::max(largest, Lambda[m][m]);
+        ws.diag[iv + m] = Lambda[m][m];
       }
-      detail::invert_joint_pivots(model, i, "conjugate gradient, diag(H R H*)", Lambda, d, ws.precond.data() + 6 * iv,
-                            ArticulatedBodyInertia(ws.R[i]));
+      // M's diagonal blocks are positive definite once M passed the singularity test.
+      detail::invert_pivots(Lambda, d, ws.precond.data() + 6 * iv, [&](int k, double pivot) {
+        if (!(pivot > 0.0)) detail::throw_singular(model, i, k, "conjugate gradient, diag(H R H*)", pivot, Lambda[k][k]);
+        return true;
+      });
     });
     const int p = model.parent(i);
     if (p > 0) add_congruence(data.X_up[i], ws.R[i], ws.R[p]);  // Eq. 24
   }
-  return largest;
 }
 
 // z = Lambda^-1 r (or z = r without preconditioner).
@@ -83,7 +88,8 @@ const VecX& conjugate_gradient_impl(const char* fn, const Model& model, Data& da
                                     bool preconditioned, double tolerance, int max_iterations) {
   CgWorkspace& ws = workspace<CgWorkspace>(model, data);
   VecX &x = ws.x, &r = ws.r, &z = ws.z, &p = ws.p, &Mp = ws.Mp, &b = ws.bs;
-  const double M_norm = composite_diagonal(model, data, ws);  // Lambda, |M| and the singularity check
+  innovations_factor(model, data);  // the singularity test every method shares (its pivots are M's)
+  composite_diagonal(model, data, ws);  // Lambda and M's diagonal D
   data.cg = {};
   x.setZero();
   // Solve for b / max|b_k| (its norms and products cannot overflow), scale x back at the end.
@@ -97,13 +103,18 @@ const VecX& conjugate_gradient_impl(const char* fn, const Model& model, Data& da
   r = b;  // r0 = T - M x0 with x0 = 0
   const double b_norm = b.norm();
   // Converged: the residual within the tolerance asked for, or at the floor of rounding, below
-  // which no iteration can bring it (the rounding of M x alone is eps |M| |x|).
+  // which no iteration can bring it: a backward error of 10 eps for the system scaled by M's
+  // diagonal D, D^-1/2 M D^-1/2 y = D^-1/2 b (unit diagonal, so its norm is between 1 and nv): the
+  // normwise backward error of M itself would call converged an answer whose small entries (the
+  // light bodies of a badly scaled tree) are wrong.
   constexpr double kFloor = 10 * std::numeric_limits<double>::epsilon();
+  const auto inv_sqrt_diag = ws.diag.cwiseSqrt().cwiseInverse();
+  const double b_scaled = b.cwiseProduct(inv_sqrt_diag).norm();
   auto report = [&](int it) {
     data.cg.iterations = it;
-    const double r_norm = r.norm();
-    data.cg.relative_residual = r_norm / b_norm;
-    data.cg.backward_error = r_norm / (M_norm * x.norm() + b_norm);
+    data.cg.relative_residual = r.norm() / b_norm;
+    data.cg.backward_error =
+        r.cwiseProduct(inv_sqrt_diag).norm() / (x.cwiseProduct(ws.diag.cwiseSqrt()).norm() + b_scaled);
     return data.cg.relative_residual <= tolerance || data.cg.backward_error <= kFloor;
   };
   precondition(model, ws, preconditioned, r, z);  // Lambda z = r

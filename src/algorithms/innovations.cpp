@@ -46,7 +46,7 @@ InnovationsWorkspace& innovations_factor(const Model& model, Data& data) {
       for (int r = 0; r < d; ++r)
         for (int k = 0; k < d; ++k) D[r][k] = project_column<double>(column(joint, r), U[k]);  // D = H P H* (Eq. 33)
       const double* Dinv = ws.D_inv.data() + 6 * iv;
-      invert_joint_pivots(model, i, "innovations D = H P H*", D, d, ws.D_inv.data() + 6 * iv, P);
+      invert_joint_pivots(model, data.X_up, i, "innovations D = H P H*", D, d, ws.D_inv.data() + 6 * iv, P);
       if (p > 0) {
         Force G[6];  // G = U D^-1
         for (int k = 0; k < d; ++k) {

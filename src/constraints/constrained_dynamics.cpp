@@ -61,17 +61,17 @@ LoopsWorkspace::LoopsWorkspace(const Model& model) : n(model.nv()), nc(model.num
 
 namespace detail {
 
-void lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<VecX> b) {
+int lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<VecX> b, VecX& scale) {
   // Doolittle LU with partial pivoting, in place (Eigen's PartialPivLU allocates a temporary for
-  // its condition estimate).
+  // its condition estimate). Column k is singular when its pivot is at most kSingularPivot times
+  // the column's largest entry (DEVELOPERS.md, "Singularity").
   const int m = static_cast<int>(A.rows());
+  for (int k = 0; k < m; ++k) scale[k] = A.col(k).cwiseAbs().maxCoeff();
   for (int k = 0; k < m; ++k) {
     Eigen::Index p = 0;
     const double pivot = A.col(k).tail(m - k).cwiseAbs().maxCoeff(&p);
     p += k;
-    if (!(pivot > 0.0))
-      throw SingularError("constrained_forward_dynamics (kkt): the KKT matrix is singular (singular mass matrix on "
-                          "the constraints' null space)");
+    if (!(pivot > kSingularPivot * scale[k])) return k;
     pivots[k] = static_cast<int>(p);
     if (p != k) {
       A.row(k).swap(A.row(p));
@@ -82,6 +82,7 @@ void lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<
   }
   A.triangularView<Eigen::UnitLower>().solveInPlace(b);
   A.triangularView<Eigen::Upper>().solveInPlace(b);
+  return -1;
 }
 
 int reveal_rank(LoopsWorkspace& ws, const MatX& L, double tolerance, bool form_Q) {
@@ -216,7 +217,14 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
     K.bottomRightCorner(r, r).setZero();
     ws.kkt_b.head(n) = ws.rhs;
     for (int k = 0; k < r; ++k) ws.kkt_b[n + k] = ws.c_stab[perm[k]];
-    detail::lu_solve_in_place(K, ws.pivots, ws.kkt_b.head(n + r));
+    const int bad = detail::lu_solve_in_place(K, ws.pivots, ws.kkt_b.head(n + r), ws.kkt_x);
+    if (bad >= 0)
+      throw SingularError(
+          "constrained_forward_dynamics (" + std::string(to_string(options.method)) +
+          (options.method == ConstrainedMethod::Kkt ? "" : ", by Eq. 20") + "): the KKT matrix of Eq. 20 is singular at " +
+          (bad < n ? "joint '" + model.joint_name(model.joint_of_v(bad)) + "'"
+                   : detail::constraint_name(model, perm[bad - n])) +
+          " (pivot below 1e-12 of its column): the mass matrix is singular on the constraints' free motions");
     ws.kkt_x.head(n + r) = ws.kkt_b.head(n + r);
     qdd = ws.kkt_x.head(n);
     ws.tau_c.noalias() = Lr.transpose() * ws.kkt_x.segment(n, r);  // the unknowns are -lambda_r
@@ -230,8 +238,16 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
     }
     case ConstrainedMethod::RangeSpace: {
       // Eq. 21: L M^-1 L^T lambda = c - L M^-1 (tau - C + tau_a). M^-1 by the innovations
-      // factorisation: factored once (O(n)), one O(n) solve per right-hand side.
-      detail::innovations_factor(model, data);
+      // factorisation: factored once (O(n)), one O(n) solve per right-hand side. A singular M
+      // (a massless link inside a loop) leaves the constrained system possibly regular: solved by
+      // Eq. 20, which decides.
+      try {
+        detail::innovations_factor(model, data);
+      } catch (const SingularError&) {
+        data.loops.range_space_fell_back = true;
+        solve_kkt();
+        break;
+      }
       for (int k = 0; k < r; ++k) {
         ws.b = Lr.row(k).transpose();
         ws.Y.col(k) = detail::innovations_solve(model, data, ws.b.data());  // M^-1 L_r^T
@@ -275,9 +291,19 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
       ws.y.head(f).noalias() = K.transpose() * ws.tau_c;
       if (f > 0) {
         ws.llt_null.compute(ws.KtMK.topLeftCorner(f, f));
-        if (ws.llt_null.info() != Eigen::Success)
-          throw SingularError("constrained_forward_dynamics (null_space): K^T M K is not positive definite "
-                              "(the mechanism's mass matrix is singular on its free motions)");
+        // Singular when a pivot is at most kSingularPivot times its diagonal entry (DEVELOPERS.md,
+        // "Singularity"); named by the joint that free motion k moves most.
+        const auto& LL = ws.llt_null.matrixLLT();
+        for (int k = 0; k < f; ++k) {
+          const double pivot = ws.llt_null.info() == Eigen::Success ? LL(k, k) * LL(k, k) : 0.0;
+          if (!(pivot > detail::kSingularPivot * ws.KtMK(k, k))) {
+            Eigen::Index dof = 0;
+            K.col(k).cwiseAbs().maxCoeff(&dof);
+            throw SingularError("constrained_forward_dynamics (null_space): the mass matrix is singular on the "
+                                "mechanism's free motions (K^T M K), at joint '" +
+                                model.joint_name(model.joint_of_v(static_cast<int>(dof))) + "'");
+          }
+        }
         ws.llt_null.solveInPlace(ws.y.head(f));
       }
       qdd = ws.tmp_n;

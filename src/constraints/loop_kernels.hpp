@@ -95,8 +95,9 @@ namespace detail {
 /// form_Q, Q as a matrix (nv x nv, for the null-space basis). Returns r.
 int reveal_rank(LoopsWorkspace& ws, const MatX& L, double tolerance, bool form_Q);
 /// Solves A x = b in place (x in b) by LU with partial pivoting on A (overwritten), without
-/// allocating. Throws SingularError on a zero pivot.
-void lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<VecX> b);
+/// allocating (scale: a scratch of A's size). Returns -1, or the column whose pivot is at most
+/// kSingularPivot times the column's largest entry (then A and b are partly overwritten).
+int lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<VecX> b, VecX& scale);
 /// The minimum-norm lambda with L^T lambda = tau_c (tau_c in the range of L^T), from the
 /// decomposition left by reveal_rank: mu = R_r^T (R_r R_r^T)^-1 Q_1^T tau_c, lambda = P mu.
 void min_norm_multipliers(LoopsWorkspace& ws, int r, const VecX& tau_c, VecX& lambda);

@@ -86,9 +86,8 @@ struct Data {
   struct CgReport {
     int iterations = 0;              ///< iterations done
     double relative_residual = 0.0;  ///< |b - M x| / |b| at exit
-    /// |b - M x| / (|M| |x| + |b|) at exit, |M| estimated by M's largest diagonal entry (a lower
-    /// bound of |M|_2, so this over-estimates the normwise backward error): x is the exact
-    /// solution for a matrix and right-hand side this close, relatively, to M and b.
+    /// The normwise backward error at exit of the system scaled by M's diagonal D:
+    /// |D^-1/2 (b - M x)| / (|D^1/2 x| + |D^-1/2 b|) (D^-1/2 M D^-1/2 has unit diagonal).
     double backward_error = 0.0;
     bool converged = false;  ///< relative_residual <= the tolerance asked for, or backward_error <= 10 eps
   } cg;                      ///< the last conjugate-gradient solve

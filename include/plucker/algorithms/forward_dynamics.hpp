@@ -103,8 +103,8 @@ FactorisationCost dense_cholesky_cost(int n);
 /// product mass_times on one set of poses; M is never formed. With `preconditioned`, the
 /// preconditioner is Lambda = diag(H R H*) (Jain; Ref. 5), the d x d diagonal blocks of M from
 /// the composite inertias R, O(N). Iterates until the true residual |b - M x| is at most
-/// tolerance |b|, or at the floor of rounding (normwise backward error |b - M x| / (|M| |x| + |b|)
-/// at most 10 eps, |M| estimated by its largest diagonal entry), and reports iterations, relative
+/// tolerance |b|, or at the floor of rounding (a backward error of 10 eps for the system scaled by
+/// M's diagonal, see Data::CgReport), and reports iterations, relative
 /// residual and backward error in data.cg; throws ConvergenceError (with iterations and relative
 /// residual) when max_iterations (default 20 nv, a safety net) pass first. Throws SingularError naming the joint
 /// when a block of diag(H R H*) is singular (massless subtree) or when p^T M p vanishes.
