@@ -36,6 +36,7 @@
 
 namespace {
 
+using plucker::MatX;
 using plucker::VecX;
 
 // ---- validation kernels: the operations are counted by hand ----

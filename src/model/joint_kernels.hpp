@@ -21,7 +21,7 @@
 #include <type_traits>
 #include <variant>
 
-#include "spatial/ops.hpp"
+#include "spatial/inertia_ops.hpp"
 #include "plucker/model/model.hpp"
 
 namespace plucker::ops {

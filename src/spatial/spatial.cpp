@@ -9,7 +9,7 @@
 
 #include "plucker/errors.hpp"
 #include "plucker/spatial.hpp"
-#include "spatial/ops.hpp"
+#include "spatial/inertia_ops.hpp"
 
 namespace plucker {
 
