@@ -174,14 +174,27 @@ PLUCKER_HOT inline R4 swap_ij(const R4& x) {
   else
     return __builtin_shufflevector(x, x, 1, 0, 2, 3);
 }
-/// E x = (c, c, c) x + (s, -s) (x with i, j exchanged), lane A passed through.
+/// E x = cv x + sv (x with i, j exchanged): cv = (c, c, c) but 1 at A, sv = (s, -s) at (i, j)
+/// and 0 at A. The lane vectors are made once per transform (rot<double>), not per product.
 template <int A>
-PLUCKER_HOT inline R4 mul(const PlaneRot<A, double>& E, const R4& x) {
+struct PlaneRot4 {
+  R4 cv, sv;
+};
+template <int A>
+PLUCKER_HOT inline PlaneRot4<A> lanes_of(const PlaneRot<A, double>& E) {
   R4 cv = R4{} + E.c, sv = R4{} + E.s;
   cv[A] = 1.0;
   sv[A] = 0.0;
   sv[E.j] = -E.s;
-  return cv * x + sv * swap_ij<A>(x);
+  return {cv, sv};
+}
+template <int A>
+PLUCKER_HOT inline R4 mul(const PlaneRot4<A>& E, const R4& x) {
+  return E.cv * x + E.sv * swap_ij<A>(x);
+}
+template <int A>
+PLUCKER_HOT inline R4 mul(const PlaneRot<A, double>& E, const R4& x) {
+  return mul(lanes_of(E), x);
 }
 #endif
 
@@ -299,12 +312,16 @@ PLUCKER_HOT inline auto mul(const Transposed<M3<Pack>>& E, const V3<B>& x) {
   return mul_t(E.m, x);
 }
 template <class S, int A, class T>
-PLUCKER_HOT inline PlaneRot<A, T> rot(const PlaneRot<A, T>& E) {
-  return E;
+PLUCKER_HOT inline auto rot(const PlaneRot<A, T>& E) {
+#if defined(__AVX2__)
+  if constexpr (std::is_same_v<S, double>) return lanes_of(E);
+  else
+#endif
+    return E;
 }
 template <class S, int A, class T>
-PLUCKER_HOT inline PlaneRot<A, T> rot_t(const PlaneRot<A, T>& E) {
-  return E.transpose();
+PLUCKER_HOT inline auto rot_t(const PlaneRot<A, T>& E) {
+  return rot<S>(E.transpose());
 }
 template <class S>
 PLUCKER_HOT inline IdentityRot rot(IdentityRot) {
