@@ -2,8 +2,8 @@
 //
 // A plucker::ModelError is the expected outcome for almost every input; anything else
 // (a crash, a sanitizer report, a leak, another exception type) is a bug. An
-// "internal error" ModelError means the pre-scan accepted a document that urdfdom then
-// read differently: also a bug, so it aborts here. Both root-joint modes and strict mode
+// "internal error" ModelError means the loader accepted a document it then could not
+// build (a check missing from the pre-scan): also a bug, so it aborts here. Both root-joint modes and strict mode
 // are exercised, selected by the low two bits of the first byte (seeds use
 // the digits 0-3: bit 0 = RootJoint::FreeFlyer, bit 1 = strict).
 #include <cstddef>
@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   } catch (const std::exception& e) {
     // Another plucker::Error (e.g. InvalidArgument from a joint factory) or an exception
-    // from urdfdom/the standard library: the loader must turn every failure into a
+    // from tinyxml2/the standard library: the loader must turn every failure into a
     // ModelError that names the file, so this is a loader bug.
     std::fprintf(stderr, "load_urdf_string threw something other than ModelError: %s\n", e.what());
     std::abort();

@@ -1,23 +1,20 @@
 // URDF loader (see include/plucker/io/urdf.hpp for the mapping and the validation policy).
 //
-// Two passes:
-//  1. Pre-scan: the document is parsed with tinyxml2 (bounded nesting depth) and every
-//     element the loader uses is checked here, so that errors name the file and the
-//     link/joint: structure (names, types, parents, children, one tree), numbers (finite,
-//     parsable), masses, axes, limits, mimic targets.
-//  2. urdfdom (urdf::parseURDF) parses a sanitized copy written from the pre-scanned
-//     values: only <link>/<inertial> and <joint> with the elements used for dynamics,
-//     links and joints renamed l<i>/j<k> (index into the pre-scan), numbers written in
-//     shortest round-trip form. urdfdom therefore sees only input already vetted (it
-//     gives poor errors, leaks the links of a cycle, and rejects files for irrelevant
-//     reasons such as an undefined visual material), while supplying the URDF semantics
-//     (defaults, pose from rpy). The model is built from urdfdom's result, visiting links
-//     in document order (urdfdom's own maps are sorted by name).
+// One parse, three steps:
+//  1. Pre-scan: the document is parsed with tinyxml2 and every element the loader uses is
+//     read and checked here, so that errors name the file and the link/joint: structure
+//     (names, types, parents, children), numbers (finite, parsable), masses, axes, limits,
+//     mimic targets. The DOM is dropped after it.
+//  2. Graph and plan: one tree, bodies numbered depth-first in document order, fixed joints
+//     merged; the URDF semantics are applied here (defaults: origin identity, axis 1 0 0,
+//     lower/upper 0, mimic multiplier 1 / offset 0; poses by Transform::from_rpy_xyz;
+//     inertia tensors rotated by the inertial origin's rpy), with the policy checks.
+//  3. The Model is built from the plan.
 #include "plucker/io/urdf.hpp"
 
 #include <tinyxml2.h>
-#include <urdf_parser/urdf_parser.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -28,6 +25,7 @@
 #include <sstream>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "plucker/errors.hpp"
@@ -52,9 +50,12 @@ bool movable_with_axis(JType t) {
   return t == JType::Revolute || t == JType::Continuous || t == JType::Prismatic || t == JType::Planar;
 }
 
-std::string squote(const std::string& s) { return "'" + s + "'"; }
-std::string link_ref(const std::string& name) { return "link '" + name + "'"; }
-std::string joint_ref(const std::string& name) { return "joint '" + name + "'"; }
+// ------------------------------------------------------------------ quoting
+// (Appending, not "'" + s: GCC 12 -Wrestrict false positive, GCC bug 105329.)
+std::string squote(std::string_view s) { return std::string(1, '\'').append(s).append(1, '\''); }
+std::string link_ref(std::string_view name) { return "link " + squote(name); }
+std::string joint_ref(std::string_view name) { return "joint " + squote(name); }
+std::string loop_ref(std::string_view name) { return "loop joint " + squote(name); }
 
 std::string fmt(double x) {
   std::ostringstream s;
@@ -63,14 +64,6 @@ std::string fmt(double x) {
   return s.str();
 }
 std::string fmt(const Vec3& v) { return fmt(v.x()) + " " + fmt(v.y()) + " " + fmt(v.z()); }
-
-/// Shortest representation that reads back to exactly x.
-std::string exact(double x) {
-  char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof(buf), x);
-  return std::string(buf, res.ptr);
-}
-std::string exact(const Vec3& v) { return exact(v.x()) + " " + exact(v.y()) + " " + exact(v.z()); }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
@@ -97,9 +90,15 @@ NumStatus parse_number(std::string_view s, double& out) {
   return NumStatus::Ok;
 }
 
+/// Pose of a frame given by URDF's <origin xyz rpy> (both default to zero).
+Transform pose(const std::optional<Vec3>& xyz, const std::optional<Vec3>& rpy) {
+  return Transform::from_rpy_xyz(rpy.value_or(Vec3::Zero()), xyz.value_or(Vec3::Zero()));
+}
+
 // ------------------------------------------------------------------ pre-scan data
 struct Origin {
   std::optional<Vec3> xyz, rpy;
+  Transform transform() const { return pose(xyz, rpy); }
 };
 
 struct PreInertial {
@@ -118,39 +117,77 @@ struct PreLink {
 };
 
 struct PreJoint {
-  std::string name, type_str;
+  std::string name;
   int line = 0;
   JType type = JType::Fixed;
   std::string parent, child;
   int parent_link = -1, child_link = -1;
   Origin origin;
-  std::optional<Vec3> axis;  // only read for movable joints
+  std::optional<Vec3> axis;  // only read for movable joints; URDF's default is 1 0 0
   bool has_limit = false;    // only read for revolute/continuous/prismatic
-  std::optional<double> lower, upper;
+  std::optional<double> lower, upper;  // URDF's default: 0
   double effort = 0.0, velocity = 0.0;
   bool has_mimic = false;
   std::string mimic_joint;
   int mimic_leader = -1;
-  std::optional<double> multiplier, offset;
+  std::optional<double> multiplier, offset;  // URDF's defaults: 1 and 0
 };
+
+const char* type_name(JType t) {
+  switch (t) {
+    case JType::Revolute: return "revolute";
+    case JType::Continuous: return "continuous";
+    case JType::Prismatic: return "prismatic";
+    case JType::Fixed: return "fixed";
+    case JType::Floating: return "floating";
+    case JType::Planar: return "planar";
+  }
+  return "?";
+}
 
 struct PreLoopJoint {
   std::string name, type;
+  int line = 0;
   std::string link[2];  // predecessor, successor
   Origin origin[2];
   Vec3 axis = Vec3::UnitZ();
   bool actuated = false;
 };
 
+// A body of the model to build, compact (a 100,000-link chain holds 100,000 of them next to
+// the Model being built): the joint is made in build() from its kind and unit axis.
 struct BodyPlan {
+  enum class Kind : unsigned char { Base, Revolute, Prismatic, Planar, FreeFlyer };
+  Kind kind = Kind::Base;
   int parent = 0;
-  JointModel joint;
+  int link = -1;  // pre-scan link index (-1: none)
+  Vec3 axis = Vec3::UnitZ();
+  double lower = -kInf, upper = kInf, velocity = kInf, effort = kInf;  // 1-DoF joints
   Transform X_tree;
   RigidBodyInertia inertia;
   std::string body_name, joint_name;
-  JointLimits limits;
-  int link = -1;   // pre-scan link index (-1: none)
-  int jidx = -1;   // pre-scan joint index (-1: the added root_joint)
+
+  JointModel joint() const {
+    switch (kind) {
+      case Kind::Revolute: return make_revolute(axis);
+      case Kind::Prismatic: return make_prismatic(axis);
+      case Kind::Planar: return make_planar(axis);
+      case Kind::FreeFlyer: return JointFreeFlyer{};
+      case Kind::Base: break;
+    }
+    return JointFixed{};
+  }
+  int nv() const { return kind == Kind::Base ? 0 : kind == Kind::Planar ? 3 : kind == Kind::FreeFlyer ? 6 : 1; }
+  JointLimits limits() const {
+    JointLimits l;  // empty: add_body's defaults (unlimited)
+    if (kind == Kind::Revolute || kind == Kind::Prismatic) {
+      l.lower = VecX::Constant(1, lower);
+      l.upper = VecX::Constant(1, upper);
+      l.velocity = VecX::Constant(1, velocity);
+      l.effort = VecX::Constant(1, effort);
+    }
+    return l;
+  }
 };
 
 struct FramePlan {
@@ -159,17 +196,26 @@ struct FramePlan {
   Transform X_body;
 };
 
+// Where a link ended up: on a body, as the body's own link (frame -1) or merged into frames_[frame].
+struct LinkPlace {
+  int body = -1;
+  int frame = -1;
+};
+
+}  // namespace
+
+namespace {
+
 class Loader {
  public:
-  Loader(const std::string& xml, const UrdfOptions& options, const std::string& source)
+  Loader(std::string_view xml, const UrdfOptions& options, const std::string& source)
       : xml_(xml), opt_(options), src_(source) {}
 
   Model run() {
     try {
       prescan();
       resolve_graph();
-      const urdf::ModelInterfaceSharedPtr um = parse_with_urdfdom();
-      plan(*um);
+      plan();
       return build();
     } catch (const ModelError&) {
       throw;
@@ -180,7 +226,7 @@ class Loader {
   }
 
  private:
-  const std::string& xml_;
+  std::string_view xml_;
   const UrdfOptions& opt_;
   const std::string& src_;
 
@@ -189,11 +235,13 @@ class Loader {
   std::vector<PreJoint> joints_;
   std::unordered_map<std::string, int> link_index_, joint_index_;
   std::vector<PreLoopJoint> loop_joints_;
+  std::unordered_set<std::string> loop_names_;
   int root_ = -1;
 
   std::vector<BodyPlan> bodies_;  // bodies_[0]: the base (inertia collected for reference)
   std::vector<FramePlan> frames_;
-  std::vector<int> body_of_joint_;  // pre-scan joint -> body (-1: merged fixed joint)
+  std::vector<LinkPlace> link_place_;  // pre-scan link -> where it ended up
+  std::vector<int> body_of_joint_;     // pre-scan joint -> body (-1: merged fixed joint)
   std::vector<MimicRelation> mimics_;
   std::vector<LoopJoint> loop_plans_;
 
@@ -203,6 +251,9 @@ class Loader {
   }
   [[noreturn]] void fail(const std::string& what, const std::string& where = "") const {
     throw ModelError(message(what, where));
+  }
+  [[noreturn]] void internal(const std::string& what) const {
+    fail("internal error: " + what + " (the loader accepted a document it then could not build; please report)");
   }
   void emit(const std::string& msg) const {
     if (opt_.on_warning)
@@ -217,9 +268,8 @@ class Loader {
   }
 
   static std::string where_line(const char* element, int line) {
-    return "<" + std::string(element) + "> at line " + std::to_string(line);
+    return std::string(1, '<').append(element).append("> at line ").append(std::to_string(line));
   }
-
   // ---------------------------------------------------------------- number readers
   double read_number(const tinyxml2::XMLElement* e, const char* attr, const std::string& where) const {
     const char* text = e->Attribute(attr);
@@ -240,26 +290,28 @@ class Loader {
   Vec3 read_vec3(const tinyxml2::XMLElement* e, const char* attr, const std::string& where) const {
     const char* text = e->Attribute(attr);
     if (!text) fail("<" + std::string(e->Name()) + "> has no '" + attr + "' attribute", where);
-    std::vector<std::string_view> tokens;
-    std::string_view s(text);
+    std::string_view tokens[3];
+    size_t found = 0;
+    const std::string_view s(text);
     size_t i = 0;
     while (i < s.size()) {
       while (i < s.size() && is_space(s[i])) ++i;
       size_t j = i;
       while (j < s.size() && !is_space(s[j])) ++j;
-      if (j > i) tokens.push_back(s.substr(i, j - i));
+      if (j > i) {
+        if (found < 3) tokens[found] = s.substr(i, j - i);
+        ++found;
+      }
       i = j;
     }
     const std::string ctx = "<" + std::string(e->Name()) + " " + attr + "=" + squote(text) + ">";
-    if (tokens.size() != 3)
-      fail("expected 3 numbers in " + ctx + ", found " + std::to_string(tokens.size()), where);
+    if (found != 3) fail("expected 3 numbers in " + ctx + ", found " + std::to_string(found), where);
     Vec3 v;
     for (int k = 0; k < 3; ++k) {
       switch (parse_number(tokens[k], v[k])) {
         case NumStatus::Ok: break;
-        case NumStatus::NonFinite:
-          fail("non-finite or out-of-range number " + squote(std::string(tokens[k])) + " in " + ctx, where);
-        case NumStatus::Invalid: fail("invalid number " + squote(std::string(tokens[k])) + " in " + ctx, where);
+        case NumStatus::NonFinite: fail("non-finite or out-of-range number " + squote(tokens[k]) + " in " + ctx, where);
+        case NumStatus::Invalid: fail("invalid number " + squote(tokens[k]) + " in " + ctx, where);
       }
     }
     return v;
@@ -273,10 +325,12 @@ class Loader {
     return o;
   }
 
-  // ---------------------------------------------------------------- pass 1: pre-scan
+  // ---------------------------------------------------------------- step 1: pre-scan
+  static int line(const tinyxml2::XMLElement* e) { return e->GetLineNum(); }
+
   void prescan() {
     const size_t nul = xml_.find('\0');
-    if (nul != std::string::npos) fail("malformed XML: NUL character at byte " + std::to_string(nul));
+    if (nul != std::string_view::npos) fail("malformed XML: NUL character at byte " + std::to_string(nul));
     tinyxml2::XMLDocument doc(true, tinyxml2::PRESERVE_WHITESPACE);
     if (doc.Parse(xml_.data(), xml_.size()) != tinyxml2::XML_SUCCESS) {
       std::string detail = doc.ErrorStr() ? doc.ErrorStr() : doc.ErrorName();
@@ -290,28 +344,31 @@ class Loader {
     }
     const char* rname = robot->Attribute("name");
     if (!rname) fail("<robot> has no name attribute");
-    robot_name_ = rname;
+    robot_name_ = std::string(rname);
+    for (const tinyxml2::XMLElement* e = robot->FirstChildElement(); e; e = e->NextSiblingElement()) prescan(e);
+    if (links_.empty()) fail("no <link> elements in <robot> " + squote(robot_name_));
+  }  // the DOM is freed here: everything the loader needs was copied out
 
-    for (const tinyxml2::XMLElement* e = robot->FirstChildElement(); e; e = e->NextSiblingElement()) {
-      const std::string_view tag = e->Name();
-      if (tag == "link")
-        prescan_link(e);
-      else if (tag == "joint")
-        prescan_joint(e);
-      else if (tag == "loop_joint")
-        prescan_loop_joint(e);
-    }
-    if (links_.empty()) fail("no <link> elements in <robot> '" + robot_name_ + "'");
+  void prescan(const tinyxml2::XMLElement* e) {
+    const std::string_view tag = e->Name();
+    if (tag == "link")
+      prescan_link(e);
+    else if (tag == "joint")
+      prescan_joint(e);
+    else if (tag == "loop_joint")
+      prescan_loop_joint(e);
   }
 
   // <loop_joint name type [actuated]><predecessor link xyz rpy/><successor .../><axis xyz/></loop_joint>
   // (docs/loops.md). Links are resolved to bodies after the tree is planned.
   void prescan_loop_joint(const tinyxml2::XMLElement* e) {
     PreLoopJoint j;
+    j.line = line(e);
     const char* n = e->Attribute("name");
-    if (!n || !*n) fail("<loop_joint> has no name attribute");
-    j.name = n;
-    const std::string where = "loop joint " + squote(j.name);
+    if (!n || !*n) fail("<loop_joint> has no name attribute", where_line("loop_joint", j.line));
+    j.name = std::string(n);
+    const std::string where = loop_ref(j.name);
+    if (!loop_names_.insert(j.name).second) fail("duplicate loop joint name", where);
     const char* t = e->Attribute("type");
     if (!t) fail("<loop_joint> has no type attribute", where);
     j.type = t;
@@ -326,25 +383,23 @@ class Loader {
       if (!x) fail("<loop_joint> has no <" + std::string(tags[k]) + "> element", where);
       const char* link = x->Attribute("link");
       if (!link) fail("<" + std::string(tags[k]) + "> has no link attribute", where);
-      j.link[k] = link;
+      j.link[k] = std::string(link);
       if (x->Attribute("xyz")) j.origin[k].xyz = read_vec3(x, "xyz", where);
       if (x->Attribute("rpy")) j.origin[k].rpy = read_vec3(x, "rpy", where);
     }
     if (const tinyxml2::XMLElement* a = e->FirstChildElement("axis")) j.axis = read_vec3(a, "xyz", where);
-    for (const PreLoopJoint& other : loop_joints_)
-      if (other.name == j.name) fail("duplicate loop joint name", where);
-    loop_joints_.push_back(j);
+    loop_joints_.push_back(std::move(j));
   }
 
   void prescan_link(const tinyxml2::XMLElement* e) {
     PreLink l;
-    l.line = e->GetLineNum();
+    l.line = line(e);
     const char* name = e->Attribute("name");
     if (!name || !*name) fail("a <link> has no name", where_line("link", l.line));
-    l.name = name;
+    l.name = std::string(name);
     const std::string where = link_ref(l.name);
-    if (link_index_.count(l.name))
-      fail("duplicate link name (lines " + std::to_string(links_[link_index_[l.name]].line) + " and " +
+    if (auto it = link_index_.find(l.name); it != link_index_.end())
+      fail("duplicate link name (lines " + std::to_string(links_[it->second].line) + " and " +
                std::to_string(l.line) + ")",
            where);
     if (const tinyxml2::XMLElement* in = e->FirstChildElement("inertial")) {
@@ -360,33 +415,32 @@ class Loader {
       static const char* names[6] = {"ixx", "ixy", "ixz", "iyy", "iyz", "izz"};
       for (int k = 0; k < 6; ++k) pi.I[k] = read_number(inertia, names[k], where);
     }
-    link_index_[l.name] = static_cast<int>(links_.size());
+    link_index_.emplace(l.name, static_cast<int>(links_.size()));
     links_.push_back(std::move(l));
   }
 
   void prescan_joint(const tinyxml2::XMLElement* e) {
     PreJoint j;
-    j.line = e->GetLineNum();
+    j.line = line(e);
     const char* name = e->Attribute("name");
     if (!name || !*name) fail("a <joint> has no name", where_line("joint", j.line));
-    j.name = name;
+    j.name = std::string(name);
     const std::string where = joint_ref(j.name);
-    if (joint_index_.count(j.name))
-      fail("duplicate joint name (lines " + std::to_string(joints_[joint_index_[j.name]].line) + " and " +
+    if (auto it = joint_index_.find(j.name); it != joint_index_.end())
+      fail("duplicate joint name (lines " + std::to_string(joints_[it->second].line) + " and " +
                std::to_string(j.line) + ")",
            where);
     const char* type = e->Attribute("type");
     if (!type) fail("<joint> has no type", where);
-    j.type_str = type;
-    if (j.type_str == "revolute") j.type = JType::Revolute;
-    else if (j.type_str == "continuous") j.type = JType::Continuous;
-    else if (j.type_str == "prismatic") j.type = JType::Prismatic;
-    else if (j.type_str == "fixed") j.type = JType::Fixed;
-    else if (j.type_str == "floating") j.type = JType::Floating;
-    else if (j.type_str == "planar") j.type = JType::Planar;
+    const std::string_view ts(type);
+    if (ts == "revolute") j.type = JType::Revolute;
+    else if (ts == "continuous") j.type = JType::Continuous;
+    else if (ts == "prismatic") j.type = JType::Prismatic;
+    else if (ts == "fixed") j.type = JType::Fixed;
+    else if (ts == "floating") j.type = JType::Floating;
+    else if (ts == "planar") j.type = JType::Planar;
     else
-      fail("unknown joint type " + squote(j.type_str) +
-               " (expected revolute, continuous, prismatic, fixed, floating or planar)",
+      fail("unknown joint type " + squote(ts) + " (expected revolute, continuous, prismatic, fixed, floating or planar)",
            where);
 
     auto link_of = [&](const char* tag) {
@@ -399,12 +453,13 @@ class Loader {
     j.child = link_of("child");
     j.origin = read_origin(e, where);
 
+    const char* tname = type_name(j.type);
     if (movable_with_axis(j.type)) {
       if (const tinyxml2::XMLElement* a = e->FirstChildElement("axis")) {
         if (!a->Attribute("xyz")) fail("<axis> has no xyz attribute", where);
         j.axis = read_vec3(a, "xyz", where);
         if (j.axis->stableNorm() < kAxisZeroTol)
-          fail("zero-length axis (" + fmt(*j.axis) + ") on a " + j.type_str + " joint", where);
+          fail("zero-length axis (" + fmt(*j.axis) + ") on a " + tname + " joint", where);
       }
     }
     if (j.type == JType::Revolute || j.type == JType::Prismatic || j.type == JType::Continuous) {
@@ -419,18 +474,18 @@ class Loader {
         if (j.type != JType::Continuous && j.lower.value_or(0.0) > j.upper.value_or(0.0))
           fail("lower limit " + fmt(j.lower.value_or(0.0)) + " > upper limit " + fmt(j.upper.value_or(0.0)), where);
       } else if (j.type != JType::Continuous) {
-        fail("a " + j.type_str + " joint needs a <limit> element (with effort and velocity)", where);
+        fail(std::string("a ") + tname + " joint needs a <limit> element (with effort and velocity)", where);
       }
     }
     if (const tinyxml2::XMLElement* m = e->FirstChildElement("mimic")) {
       j.has_mimic = true;
       const char* leader = m->Attribute("joint");
       if (!leader) fail("<mimic> has no joint attribute", where);
-      j.mimic_joint = leader;
+      j.mimic_joint = std::string(leader);
       j.multiplier = read_optional(m, "multiplier", where);
       j.offset = read_optional(m, "offset", where);
     }
-    joint_index_[j.name] = static_cast<int>(joints_.size());
+    joint_index_.emplace(j.name, static_cast<int>(joints_.size()));
     joints_.push_back(std::move(j));
   }
 
@@ -458,7 +513,7 @@ class Loader {
         const PreJoint& other = joints_[c.parent_joint];
         fail("link has two parents: joint " + squote(other.name) + " (from link " + squote(other.parent) +
                  ") and joint " + squote(j.name) + " (from link " + squote(j.parent) + "); " + kLoopHint,
-             link_ref(c.name) + ", joint '" + j.name + "'");
+             link_ref(c.name) + ", " + joint_ref(j.name));
       }
       c.parent_joint = k;
       links_[j.parent_link].child_joints.push_back(k);
@@ -494,7 +549,7 @@ class Loader {
         for (size_t k = path.size(); k-- > pos;) names.push_back(links_[path[k]].name);  // parent -> child
         names.push_back(links_[cur].name);
         fail("the joints form a cycle through links " + name_list(names, " -> ") + "; " + kLoopHint,
-             link_ref(links_[cur].name) + ", joint '" + joints_[links_[cur].parent_joint].name + "'");
+             link_ref(links_[cur].name) + ", " + joint_ref(joints_[links_[cur].parent_joint].name));
       }
       for (int l : path) state[l] = 2;
     }
@@ -510,134 +565,22 @@ class Loader {
     root_ = link_index_[roots[0]];
   }
 
-  // ---------------------------------------------------------------- pass 2: urdfdom
-  // (Not "l" + std::to_string(i): GCC 12 -Wrestrict false positive, GCC bug 105329.)
-  static std::string lid(int i) { return std::string(1, 'l').append(std::to_string(i)); }
-  static std::string jid(int k) { return std::string(1, 'j').append(std::to_string(k)); }
 
-  std::string sanitized_document() const {
-    tinyxml2::XMLPrinter p(nullptr, true);
-    auto origin = [&](const Origin& o) {
-      if (!o.xyz && !o.rpy) return;
-      p.OpenElement("origin");
-      if (o.xyz) p.PushAttribute("xyz", exact(*o.xyz).c_str());
-      if (o.rpy) p.PushAttribute("rpy", exact(*o.rpy).c_str());
-      p.CloseElement();
-    };
-    p.OpenElement("robot");
-    p.PushAttribute("name", "r");
-    for (int i = 0; i < static_cast<int>(links_.size()); ++i) {
-      const PreLink& l = links_[i];
-      p.OpenElement("link");
-      p.PushAttribute("name", lid(i).c_str());
-      if (l.inertial.present) {
-        const PreInertial& in = l.inertial;
-        p.OpenElement("inertial");
-        origin(in.origin);
-        p.OpenElement("mass");
-        p.PushAttribute("value", exact(in.mass).c_str());
-        p.CloseElement();
-        p.OpenElement("inertia");
-        static const char* names[6] = {"ixx", "ixy", "ixz", "iyy", "iyz", "izz"};
-        for (int k = 0; k < 6; ++k) p.PushAttribute(names[k], exact(in.I[k]).c_str());
-        p.CloseElement();
-        p.CloseElement();
-      }
-      p.CloseElement();
-    }
-    for (int k = 0; k < static_cast<int>(joints_.size()); ++k) {
-      const PreJoint& j = joints_[k];
-      p.OpenElement("joint");
-      p.PushAttribute("name", jid(k).c_str());
-      p.PushAttribute("type", j.type_str.c_str());
-      origin(j.origin);
-      p.OpenElement("parent");
-      p.PushAttribute("link", lid(j.parent_link).c_str());
-      p.CloseElement();
-      p.OpenElement("child");
-      p.PushAttribute("link", lid(j.child_link).c_str());
-      p.CloseElement();
-      if (j.axis) {
-        p.OpenElement("axis");
-        p.PushAttribute("xyz", exact(*j.axis).c_str());
-        p.CloseElement();
-      }
-      if (j.has_limit) {
-        p.OpenElement("limit");
-        if (j.lower) p.PushAttribute("lower", exact(*j.lower).c_str());
-        if (j.upper) p.PushAttribute("upper", exact(*j.upper).c_str());
-        p.PushAttribute("effort", exact(j.effort).c_str());
-        p.PushAttribute("velocity", exact(j.velocity).c_str());
-        p.CloseElement();
-      }
-      if (j.has_mimic) {
-        p.OpenElement("mimic");
-        p.PushAttribute("joint", jid(j.mimic_leader).c_str());
-        if (j.multiplier) p.PushAttribute("multiplier", exact(*j.multiplier).c_str());
-        if (j.offset) p.PushAttribute("offset", exact(*j.offset).c_str());
-        p.CloseElement();
-      }
-      p.CloseElement();
-    }
-    p.CloseElement();
-    return std::string(p.CStr(), static_cast<size_t>(p.CStrSize() > 0 ? p.CStrSize() - 1 : 0));
-  }
-
-  [[noreturn]] void internal(const std::string& what) const {
-    fail("internal error: " + what + " (the pre-scan accepted a document urdfdom reads differently; please report)");
-  }
-
-  urdf::ModelInterfaceSharedPtr parse_with_urdfdom() const {
-    urdf::ModelInterfaceSharedPtr um;
-    try {
-      um = urdf::parseURDF(sanitized_document());
-    } catch (const std::exception& e) {
-      internal(std::string("urdfdom threw: ") + e.what());
-    }
-    if (!um) internal("urdfdom rejected the sanitized document");
-    // Cross-check the structure.
-    if (!um->getRoot() || um->getRoot()->name != lid(root_)) internal("urdfdom found another root link");
-    for (int i = 0; i < static_cast<int>(links_.size()); ++i)
-      if (!um->getLink(lid(i))) internal("urdfdom lost link '" + links_[i].name + "'");
-    static const int types[] = {urdf::Joint::REVOLUTE, urdf::Joint::CONTINUOUS, urdf::Joint::PRISMATIC,
-                                urdf::Joint::FIXED, urdf::Joint::FLOATING, urdf::Joint::PLANAR};
-    for (int k = 0; k < static_cast<int>(joints_.size()); ++k) {
-      const PreJoint& j = joints_[k];
-      const urdf::JointConstSharedPtr uj = um->getJoint(jid(k));
-      if (!uj || uj->parent_link_name != lid(j.parent_link) || uj->child_link_name != lid(j.child_link) ||
-          uj->type != types[static_cast<int>(j.type)] || (j.has_mimic != static_cast<bool>(uj->mimic)) ||
-          (j.has_limit && !uj->limits))
-        internal("urdfdom reads joint '" + j.name + "' differently");
-    }
-    return um;
-  }
-
-  // ---------------------------------------------------------------- model plan
-  static Transform pose(const urdf::Pose& p) {
-    Quat q(p.rotation.w, p.rotation.x, p.rotation.y, p.rotation.z);
-    q.normalize();
-    Transform X;
-    X.E = q.toRotationMatrix().transpose();
-    X.r << p.position.x, p.position.y, p.position.z;
-    return X;
-  }
-
+  // ---------------------------------------------------------------- step 2: plan
   /// The link's inertia in its own frame, after the policy checks. Links welded to a fixed
   /// base (`dynamic` false) are checked for hard errors only: their inertia is never used.
-  RigidBodyInertia link_inertia(const urdf::ModelInterface& um, int i, bool dynamic) const {
-    const urdf::LinkConstSharedPtr ul = um.getLink(lid(i));
-    const std::string where = link_ref(links_[i].name);
-    if (!ul->inertial) return RigidBodyInertia();
-    const urdf::Inertial& in = *ul->inertial;
+  RigidBodyInertia link_inertia(int i, bool dynamic) const {
+    const PreLink& l = links_[i];
+    const std::string where = link_ref(l.name);
+    if (!l.inertial.present) return RigidBodyInertia();
+    const PreInertial& in = l.inertial;
     Mat3 Ic;  // about the COM, in the COM frame
-    Ic << in.ixx, in.ixy, in.ixz,  //
-        in.ixy, in.iyy, in.iyz,    //
-        in.ixz, in.iyz, in.izz;
-    const Transform X = pose(in.origin);  // COM frame in the link frame
+    Ic << in.I[0], in.I[1], in.I[2],  //
+        in.I[1], in.I[3], in.I[4],    //
+        in.I[2], in.I[4], in.I[5];
+    const Transform X = in.origin.transform();  // COM frame in the link frame
     const Vec3 com = X.translation();
     const double m = in.mass;
-    if (!(std::isfinite(m) && Ic.allFinite() && com.allFinite())) fail("non-finite inertial parameters", where);
-    if (m < 0.0) fail("negative mass " + fmt(m), where);
     // Tolerances are relative to the tensor's magnitude, plus an absolute slack of
     // m * kNegligibleInertia: rounding noise of that size (icub writes point masses as
     // tensors of ~1e-20 kg m^2) is not a physical defect.
@@ -674,20 +617,27 @@ class Loader {
     return RigidBodyInertia::unchecked(m, com, R * Ic * R.transpose());
   }
 
-  Vec3 unit_axis(const urdf::Joint& uj, const PreJoint& j) const {
-    const Vec3 a(uj.axis.x, uj.axis.y, uj.axis.z);
+  /// The joint's unit axis (URDF's default, without <axis>: 1 0 0).
+  Vec3 unit_axis(const PreJoint& j) const {
+    const Vec3 a = j.axis.value_or(Vec3::UnitX());
     const double n = a.stableNorm();  // no overflow for components near the double range
-    if (!(n >= kAxisZeroTol)) fail("zero-length axis (" + fmt(a) + ") on a " + j.type_str + " joint", joint_ref(j.name));
+    if (!(n >= kAxisZeroTol))
+      fail("zero-length axis (" + fmt(a) + ") on a " + type_name(j.type) + " joint", joint_ref(j.name));
     if (std::abs(n - 1.0) > kAxisNormTol)
       defect("axis (" + fmt(a) + ") is not a unit vector (norm " + fmt(n) + ")", joint_ref(j.name), "normalised");
     return a / n;
   }
 
-  void plan(const urdf::ModelInterface& um) {
+  void plan() {
     const bool free = opt_.root == RootJoint::FreeFlyer;
     body_of_joint_.assign(joints_.size(), -1);
+    link_place_.assign(links_.size(), LinkPlace{});
+    const auto fixed = static_cast<size_t>(
+        std::count_if(joints_.begin(), joints_.end(), [](const PreJoint& j) { return j.type == JType::Fixed; }));
+    bodies_.reserve(joints_.size() - fixed + 2);
+    frames_.reserve(fixed);
     const std::string& root_name = links_[root_].name;
-    const RigidBodyInertia root_inertia = link_inertia(um, root_, free);
+    const RigidBodyInertia root_inertia = link_inertia(root_, free);
     if (free) {
       const bool world_taken = link_index_.count("world") > 0;
       BodyPlan base;
@@ -699,7 +649,7 @@ class Loader {
              joint_ref("root_joint"));
       BodyPlan b;
       b.parent = 0;
-      b.joint = JointFreeFlyer{};
+      b.kind = BodyPlan::Kind::FreeFlyer;
       b.inertia = root_inertia;
       b.body_name = root_name;
       b.joint_name = "root_joint";
@@ -713,6 +663,7 @@ class Loader {
       bodies_.push_back(base);
     }
     const int root_body = free ? 1 : 0;
+    link_place_[root_] = {root_body, -1};
 
     // Depth-first from the root, child joints in document order (an explicit stack, so
     // that deep chains cannot overflow the call stack). Bodies get their index when
@@ -720,29 +671,32 @@ class Loader {
     struct Item {
       int joint;
       int body;          // body carrying the parent link
-      Transform X_link;  // parent link frame relative to that body: link_X_body
+      int frame;         // the parent link's frame on that body (-1: the body's own link)
     };
     std::vector<Item> stack;
-    auto push_children = [&](int link, int body, const Transform& X) {
+    auto push_children = [&](int link, int body, int frame) {
       const std::vector<int>& cj = links_[link].child_joints;
-      for (size_t k = cj.size(); k-- > 0;) stack.push_back({cj[k], body, X});
+      for (size_t k = cj.size(); k-- > 0;) stack.push_back({cj[k], body, frame});
     };
-    push_children(root_, root_body, Transform());
+    push_children(root_, root_body, -1);
     while (!stack.empty()) {
       const Item it = stack.back();
       stack.pop_back();
       const PreJoint& j = joints_[it.joint];
-      const urdf::Joint& uj = *um.getJoint(jid(it.joint));
       const int c = j.child_link;
       const std::string& cname = links_[c].name;
-      const Transform X_joint = pose(uj.parent_to_joint_origin_transform) * it.X_link;  // child frame at q = 0
-      const RigidBodyInertia Ic = link_inertia(um, c, !(j.type == JType::Fixed && it.body == 0));
+      // Child frame at q = 0 relative to the body: the joint origin composed with the pose of
+      // the parent link on its body (merged fixed links).
+      Transform X_joint = j.origin.transform();
+      if (it.frame >= 0) X_joint = X_joint * frames_[it.frame].X_body;
+      const RigidBodyInertia Ic = link_inertia(c, !(j.type == JType::Fixed && it.body == 0));
       if (j.type == JType::Fixed) {
         if (!X_joint.r.allFinite() || !X_joint.E.allFinite())
           fail("non-finite pose of the merged fixed link (origins too large)", link_ref(cname));
+        link_place_[c] = {it.body, static_cast<int>(frames_.size())};
         frames_.push_back({cname, it.body, X_joint});
         bodies_[it.body].inertia += Ic.transformed_inverse(X_joint);
-        push_children(c, it.body, X_joint);
+        push_children(c, it.body, link_place_[c].frame);
         continue;
       }
       BodyPlan b;
@@ -752,31 +706,31 @@ class Loader {
       b.body_name = cname;
       b.joint_name = j.name;
       b.link = c;
-      b.jidx = it.joint;
       switch (j.type) {
         case JType::Revolute:
         case JType::Continuous:
-        case JType::Prismatic: {
-          const Vec3 a = unit_axis(uj, j);
-          b.joint = j.type == JType::Prismatic ? make_prismatic(a) : make_revolute(a);
-          const double effort = uj.limits ? uj.limits->effort : kInf;
-          const double velocity = uj.limits ? uj.limits->velocity : kInf;
-          const double lower = j.type == JType::Continuous ? -kInf : uj.limits->lower;
-          const double upper = j.type == JType::Continuous ? kInf : uj.limits->upper;
-          b.limits.lower = VecX::Constant(1, lower);
-          b.limits.upper = VecX::Constant(1, upper);
-          b.limits.velocity = VecX::Constant(1, velocity);
-          b.limits.effort = VecX::Constant(1, effort);
+        case JType::Prismatic:
+          b.kind = j.type == JType::Prismatic ? BodyPlan::Kind::Prismatic : BodyPlan::Kind::Revolute;
+          b.axis = unit_axis(j);
+          // URDF: lower/upper default to 0; a continuous joint has none. Effort and velocity
+          // are required in <limit>, which a continuous joint may omit (then unlimited).
+          b.effort = j.has_limit ? j.effort : kInf;
+          b.velocity = j.has_limit ? j.velocity : kInf;
+          b.lower = j.type == JType::Continuous ? -kInf : j.lower.value_or(0.0);
+          b.upper = j.type == JType::Continuous ? kInf : j.upper.value_or(0.0);
           break;
-        }
-        case JType::Planar: b.joint = make_planar(unit_axis(uj, j)); break;
-        case JType::Floating: b.joint = JointFreeFlyer{}; break;
+        case JType::Planar:
+          b.kind = BodyPlan::Kind::Planar;
+          b.axis = unit_axis(j);
+          break;
+        case JType::Floating: b.kind = BodyPlan::Kind::FreeFlyer; break;
         case JType::Fixed: break;
       }
       const int index = static_cast<int>(bodies_.size());
       body_of_joint_[it.joint] = index;
+      link_place_[c] = {index, -1};
       bodies_.push_back(std::move(b));
-      push_children(c, index, Transform());
+      push_children(c, index, -1);
     }
 
     for (const BodyPlan& b : bodies_)
@@ -793,17 +747,16 @@ class Loader {
       if (inert[k]) inert[bodies_[k].parent] = 1;
     }
     for (size_t k = 1; k < bodies_.size(); ++k)
-      if (!inert[k] && joint_nv(bodies_[k].joint) > 0)
+      if (!inert[k] && bodies_[k].nv() > 0)
         defect("joint " + squote(bodies_[k].joint_name) +
                    " moves no mass or inertia (its link and everything it carries are massless): the joint-space "
                    "inertia matrix is singular and forward dynamics is undefined",
-               link_ref(bodies_[k].body_name) + ", joint '" + bodies_[k].joint_name + "'", "loaded as given");
+               link_ref(bodies_[k].body_name) + ", " + joint_ref(bodies_[k].joint_name), "loaded as given");
 
-    // Mimic relations.
+    // Mimic relations (URDF: multiplier 1 and offset 0 by default).
     for (int k = 0; k < static_cast<int>(joints_.size()); ++k) {
       const PreJoint& j = joints_[k];
       if (!j.has_mimic) continue;
-      const urdf::JointMimic& um_mimic = *um.getJoint(jid(k))->mimic;
       const PreJoint& leader = joints_[j.mimic_leader];
       if (j.type == JType::Fixed) {
         defect("<mimic> on a fixed joint (merged, it has no coordinate)", joint_ref(j.name), "ignored");
@@ -811,12 +764,14 @@ class Loader {
       }
       auto one_dof = [](JType t) { return t == JType::Revolute || t == JType::Continuous || t == JType::Prismatic; };
       if (!one_dof(j.type))
-        fail("<mimic> on a " + j.type_str + " joint (mimic joints must have one DoF)", joint_ref(j.name));
+        fail(std::string("<mimic> on a ") + type_name(j.type) + " joint (mimic joints must have one DoF)",
+             joint_ref(j.name));
       if (!one_dof(leader.type))
-        fail("<mimic> names joint " + squote(leader.name) + ", a " + leader.type_str +
+        fail("<mimic> names joint " + squote(leader.name) + ", a " + type_name(leader.type) +
                  " joint (the leader must have one DoF)",
              joint_ref(j.name));
-      mimics_.push_back({body_of_joint_[k], body_of_joint_[j.mimic_leader], um_mimic.multiplier, um_mimic.offset});
+      mimics_.push_back({body_of_joint_[k], body_of_joint_[j.mimic_leader], j.multiplier.value_or(1.0),
+                         j.offset.value_or(0.0)});
     }
     if (!mimics_.empty())
       emit(message(std::to_string(mimics_.size()) +
@@ -828,24 +783,28 @@ class Loader {
 
   // A link -> (body, link_X_body): a body's own link, or a link merged into a frame.
   std::pair<int, Transform> locate_link(const std::string& name, const std::string& where) const {
-    for (size_t k = 0; k < bodies_.size(); ++k)
-      if (bodies_[k].body_name == name) return {static_cast<int>(k), Transform()};
-    for (const FramePlan& f : frames_)
-      if (f.name == name) return {f.body, f.X_body};
-    fail("names link " + squote(name) + ", which does not exist", where);
+    const auto it = link_index_.find(name);
+    if (it == link_index_.end()) fail("names link " + squote(name) + ", which does not exist", where);
+    const LinkPlace& p = link_place_[it->second];
+    return {p.body, p.frame >= 0 ? frames_[p.frame].X_body : Transform()};
   }
 
   void plan_loop_joints() {
     for (const PreLoopJoint& pj : loop_joints_) {
-      const std::string where = "loop joint " + squote(pj.name);
+      const std::string where = loop_ref(pj.name);
       if (joint_index_.count(pj.name)) fail("a <joint> has the same name", where);
       LoopJoint lj;
       lj.name = pj.name;
-      try {
-        lj.type = parse_loop_joint_type(pj.type);
-      } catch (const InvalidArgument& e) {
-        fail(e.what(), where);
-      }
+      static const LoopJointType kTypes[] = {LoopJointType::Revolute, LoopJointType::Prismatic,
+                                             LoopJointType::Cylindrical, LoopJointType::Planar,
+                                             LoopJointType::Spherical, LoopJointType::Fixed};
+      bool known = pj.type == "ball" || pj.type == "weld";
+      for (LoopJointType t : kTypes) known = known || pj.type == to_string(t);
+      if (!known)
+        fail("unknown loop joint type " + squote(pj.type) +
+                 " (valid: revolute, prismatic, cylindrical, planar, spherical (ball), fixed (weld))",
+             where);
+      lj.type = parse_loop_joint_type(pj.type);
       const auto [bp, Xp] = locate_link(pj.link[0], where);
       const auto [bs, Xs] = locate_link(pj.link[1], where);
       if (bp == bs)
@@ -854,36 +813,45 @@ class Loader {
              where);
       lj.predecessor = bp;
       lj.successor = bs;
-      lj.X_predecessor = Transform::from_rpy_xyz(pj.origin[0].rpy.value_or(Vec3::Zero()), pj.origin[0].xyz.value_or(Vec3::Zero())) * Xp;
-      lj.X_successor = Transform::from_rpy_xyz(pj.origin[1].rpy.value_or(Vec3::Zero()), pj.origin[1].xyz.value_or(Vec3::Zero())) * Xs;
+      lj.X_predecessor = pj.origin[0].transform() * Xp;
+      lj.X_successor = pj.origin[1].transform() * Xs;
       const bool has_axis = lj.type != LoopJointType::Spherical && lj.type != LoopJointType::Fixed;
-      if (has_axis && !(pj.axis.norm() > kAxisZeroTol)) fail("zero-length <axis>", where);
-      lj.axis = has_axis ? Vec3(pj.axis.normalized()) : Vec3::UnitZ();
+      const double n = pj.axis.stableNorm();
+      if (has_axis && !(n > kAxisZeroTol)) fail("zero-length <axis>", where);
+      lj.axis = has_axis ? Vec3(pj.axis / n) : Vec3::UnitZ();
       lj.actuated = pj.actuated;
       loop_plans_.push_back(lj);
     }
   }
 
+  // ---------------------------------------------------------------- step 3: build
   Model build() const {
     Model model(bodies_[0].body_name);
     model.set_name(robot_name_);
     const std::string* context = nullptr;
+    const char* kind = "joint";
     try {
       if (bodies_[0].inertia.matrix().cwiseAbs().maxCoeff() > 0.0) model.add_inertia(0, bodies_[0].inertia);
       for (size_t k = 1; k < bodies_.size(); ++k) {
         const BodyPlan& b = bodies_[k];
         context = &b.joint_name;
-        model.add_body(b.parent, b.joint, b.X_tree, b.inertia, b.body_name, b.joint_name, b.limits);
+        model.add_body(b.parent, b.joint(), b.X_tree, b.inertia, b.body_name, b.joint_name, b.limits());
       }
       context = nullptr;
-      for (const FramePlan& f : frames_) model.add_frame(f.name, f.body, f.X_body);
+      for (const FramePlan& f : frames_) {
+        context = &f.name;
+        kind = "link";
+        model.add_frame(f.name, f.body, f.X_body);
+      }
+      context = nullptr;
       for (const MimicRelation& m : mimics_) model.add_mimic(m);
+      kind = "loop joint";
       for (const LoopJoint& lj : loop_plans_) {
         context = &lj.name;
         model.add_loop_joint(lj);
       }
     } catch (const Error& e) {
-      fail(e.what(), context ? joint_ref(*context) : "");
+      fail(e.what(), context ? std::string(kind) + " " + squote(*context) : "");
     }
     return model;
   }
@@ -892,7 +860,7 @@ class Loader {
 }  // namespace
 
 Model load_urdf_string(const std::string& xml, const UrdfOptions& options, const std::string& source_name) {
-  return Loader(xml, options, source_name).run();
+  return Loader(std::string_view(xml), options, source_name).run();
 }
 
 Model load_urdf_string(const std::string& xml, RootJoint root, const std::string& source_name) {

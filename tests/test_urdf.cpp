@@ -9,9 +9,11 @@
 //    depth-first in document order.
 //  * Refusals: each malformed input is a ModelError naming the file and the link/joint.
 //
-// Tolerance: the loader goes through urdfdom's rpy -> quaternion -> matrix conversion,
-// while the hand-built model uses Transform::from_rpy_xyz directly; both are a few
-// roundings of O(1) quantities (~1e-16), compared at 1e-12.
+// Tolerance: the loader and the hand-built model build the same transforms and inertias by
+// different routes (e.g. merged inertias through transformed_inverse vs the 6x6 congruence);
+// both are a few roundings of O(1) quantities (~1e-16), compared at 1e-12. (Until the loader
+// supplied the URDF semantics itself it went through urdfdom's rpy -> quaternion -> matrix
+// conversion, which these tests also accepted at 1e-12.)
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -799,6 +801,37 @@ TEST(UrdfRefuses, MissingFile) {
   } catch (const ModelError& e) {
     EXPECT_CONTAINS(e.what(), "/nonexistent/robot.urdf");
   }
+}
+
+// ------------------------------------------------------------------ URDF semantics (no urdfdom)
+TEST(UrdfMapping, UrdfDefaults) {
+  // The defaults urdfdom supplied before the loader read the values itself: no <origin> is
+  // the identity, no <axis> is 1 0 0, a <limit> without lower/upper is [0, 0], a <mimic>
+  // without multiplier/offset is 1 and 0, an <inertial> without <origin> is at the link origin.
+  const std::string xml = robot(
+      link("b") + "<link name='c'><inertial><mass value='2'/><inertia ixx='0.1' ixy='0' ixz='0' iyy='0.2' iyz='0' "
+                  "izz='0.3'/></inertial></link>" +
+      link("d") +
+      "<joint name='j' type='revolute'><parent link='b'/><child link='c'/><limit effort='3' velocity='4'/></joint>" +
+      "<joint name='k' type='prismatic'><parent link='b'/><child link='d'/><limit effort='3' velocity='4'/>"
+      "<mimic joint='j'/></joint>");
+  const Model m = load_urdf_string(xml, quiet());
+  ASSERT_EQ(m.nbodies(), 3);
+  EXPECT_EQ(joint_kind(m.joint(1)), "revolute_x");
+  EXPECT_EQ(joint_kind(m.joint(2)), "prismatic_x");
+  EXPECT_TRUE(same_transform(m.X_tree(1), Transform()));
+  EXPECT_TRUE(same_vec(m.limits(1).lower, VecX::Zero(1)));
+  EXPECT_TRUE(same_vec(m.limits(1).upper, VecX::Zero(1)));
+  EXPECT_TRUE(same_vec(m.limits(1).effort, VecX::Constant(1, 3)));
+  EXPECT_TRUE(same_vec(m.limits(1).velocity, VecX::Constant(1, 4)));
+  EXPECT_TRUE(same_inertia(m.inertia(1), RigidBodyInertia::unchecked(2, Vec3::Zero(), sym(0.1, 0, 0, 0.2, 0, 0.3))));
+  ASSERT_EQ(m.mimics().size(), 1u);
+  EXPECT_EQ(m.mimics()[0].multiplier, 1.0);
+  EXPECT_EQ(m.mimics()[0].offset, 0.0);
+  // A continuous joint without <limit>: unlimited.
+  const Model c = load_urdf_string(robot(link("b") + link("c") + joint("w", "continuous", "b", "c")), quiet());
+  EXPECT_TRUE(same_vec(c.limits(1).lower, VecX::Constant(1, -kInf)));
+  EXPECT_TRUE(same_vec(c.limits(1).effort, VecX::Constant(1, kInf)));
 }
 
 }  // namespace
