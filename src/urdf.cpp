@@ -1,15 +1,20 @@
 // URDF loader (see include/plucker/io/urdf.hpp for the mapping and the validation policy).
 //
-// One parse, three steps:
-//  1. Pre-scan: the document is parsed with tinyxml2 and every element the loader uses is
+// One parse, four steps:
+//  1. Limits: a linear pass over the raw bytes refuses documents beyond the caps of
+//     urdf_limits (size, markup nodes, attributes per element and in all, nesting depth)
+//     before tinyxml2 sees them: tinyxml2's duplicate-attribute check is quadratic in the
+//     attributes of one element (40,000 attributes took 13 s), and its DOM costs ~100 bytes
+//     per node.
+//  2. Pre-scan: the document is parsed with tinyxml2 and every element the loader uses is
 //     read and checked here, so that errors name the file and the link/joint: structure
 //     (names, types, parents, children), numbers (finite, parsable), masses, axes, limits,
 //     mimic targets. The DOM is dropped after it.
-//  2. Graph and plan: one tree, bodies numbered depth-first in document order, fixed joints
+//  3. Graph and plan: one tree, bodies numbered depth-first in document order, fixed joints
 //     merged; the URDF semantics are applied here (defaults: origin identity, axis 1 0 0,
 //     lower/upper 0, mimic multiplier 1 / offset 0; poses by Transform::from_rpy_xyz;
 //     inertia tensors rotated by the inertial origin's rpy), with the policy checks.
-//  3. The Model is built from the plan.
+//  4. The Model is built from the plan.
 #include "plucker/io/urdf.hpp"
 
 #include <tinyxml2.h>
@@ -17,6 +22,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -43,6 +49,7 @@ constexpr double kNegligibleInertia = 1e-12;
 constexpr const char* kLoopHint =
     "URDF cannot express kinematic loops; declare the loop-closing joint as a <loop_joint> element "
     "(see docs/loops.md)";
+constexpr const char* kLimitsDoc = "docs/urdf.md, \"Limits\"";
 
 enum class JType { Revolute, Continuous, Prismatic, Fixed, Floating, Planar };
 
@@ -210,12 +217,19 @@ class Loader {
  public:
   Loader(std::string_view xml, const UrdfOptions& options, const std::string& source)
       : xml_(xml), opt_(options), src_(source) {}
+  /// Takes the document (load_urdf's copy of the file), to free it once it is parsed.
+  Loader(std::string&& xml, const UrdfOptions& options, const std::string& source)
+      : owned_(std::move(xml)), xml_(owned_), opt_(options), src_(source) {}
 
   Model run() {
     try {
+      scan();
       prescan();
+      std::string().swap(owned_);  // nothing reads the document after this
+      xml_ = {};
       resolve_graph();
       plan();
+      release_prescan();
       return build();
     } catch (const ModelError&) {
       throw;
@@ -226,6 +240,7 @@ class Loader {
   }
 
  private:
+  std::string owned_;
   std::string_view xml_;
   const UrdfOptions& opt_;
   const std::string& src_;
@@ -244,6 +259,18 @@ class Loader {
   std::vector<int> body_of_joint_;     // pre-scan joint -> body (-1: merged fixed joint)
   std::vector<MimicRelation> mimics_;
   std::vector<LoopJoint> loop_plans_;
+
+  /// Frees what only the pre-scan and the plan need (large models: ~0.7 KB per link).
+  void release_prescan() {
+    std::vector<PreLink>().swap(links_);
+    std::vector<PreJoint>().swap(joints_);
+    std::unordered_map<std::string, int>().swap(link_index_);
+    std::unordered_map<std::string, int>().swap(joint_index_);
+    std::vector<PreLoopJoint>().swap(loop_joints_);
+    std::unordered_set<std::string>().swap(loop_names_);
+    std::vector<LinkPlace>().swap(link_place_);
+    std::vector<int>().swap(body_of_joint_);
+  }
 
   // ---------------------------------------------------------------- messages
   std::string message(const std::string& what, const std::string& where) const {
@@ -270,6 +297,171 @@ class Loader {
   static std::string where_line(const char* element, int line) {
     return std::string(1, '<').append(element).append("> at line ").append(std::to_string(line));
   }
+  /// 1-based line of a byte offset (counted only when a message needs it).
+  int line_at(size_t offset) const {
+    offset = std::min(offset, xml_.size());
+    return 1 + static_cast<int>(std::count(xml_.begin(), xml_.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+  }
+
+  // ---------------------------------------------------------------- step 1: limits
+  // A lexer over the raw bytes that finds markup exactly where tinyxml2 does: comments
+  // "<!--...-->", CDATA "<![CDATA[...]]>", declarations "<?...?>", other "<!...>", end tags
+  // "</...>", and start tags "<" followed by a name-start character, whose attributes are
+  // counted by their quoted values (a '>' inside quotes does not end the tag). Every attribute
+  // tinyxml2 can parse has one quoted value before the tag's '>', so the counts are upper bounds
+  // of what tinyxml2 would store. Linear in the size of the document.
+  //
+  // It also cuts the document for step 2: each child element of the first top-level <robot>
+  // becomes a chunk (its bytes and first line), and the skeleton is the document with every
+  // chunk replaced by the newlines it contained (so that lines keep their numbers).
+  struct Chunk {
+    size_t begin = 0, end = 0;
+    int line = 1;
+  };
+  std::vector<Chunk> chunks_;
+  std::string skeleton_;
+  size_t link_chunks_ = 0, joint_chunks_ = 0;  // to reserve the pre-scan's tables
+
+  void scan() {
+    using namespace urdf_limits;
+    const std::string_view s = xml_;
+    const size_t n = s.size();
+    if (n > kMaxBytes)
+      fail("document of " + std::to_string(n) + " bytes, over the cap of " + std::to_string(kMaxBytes) + " bytes (" +
+           kLimitsDoc + ")");
+    if (n == 0) fail("malformed XML: empty document");
+    if (const void* nul = std::memchr(s.data(), '\0', n)) {
+      const size_t at = static_cast<size_t>(static_cast<const char*>(nul) - s.data());
+      fail("malformed XML: NUL character at byte " + std::to_string(at) + " (line " + std::to_string(line_at(at)) +
+           ")");
+    }
+    auto name_start = [](char c) {  // tinyxml2's XMLUtil::IsNameStartChar
+      const auto u = static_cast<unsigned char>(c);
+      return u >= 128 || std::isalpha(u) || c == ':' || c == '_';
+    };
+    auto name_char = [&](char c) {  // XMLUtil::IsNameChar
+      return name_start(c) || std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-';
+    };
+    long nodes = 0, attributes = 0;
+    size_t nodes_over_at = std::string_view::npos, attributes_over_at = std::string_view::npos;
+    int depth = 0;
+    bool robot_seen = false, in_robot = false;
+    Chunk open;  // the chunk being read (begin = npos: none)
+    open.begin = std::string_view::npos;
+    size_t line_pos = 0;  // lines counted up to here (chunk starts only move forward)
+    int line = 1;
+    auto line_of = [&](size_t at) {
+      line += static_cast<int>(std::count(s.begin() + static_cast<std::ptrdiff_t>(line_pos),
+                                          s.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+      line_pos = at;
+      return line;
+    };
+    auto skip_past = [&](size_t from, std::string_view end) {
+      const size_t k = s.find(end, from);
+      return k == std::string_view::npos ? n : k + end.size();
+    };
+    auto count_node = [&](size_t at) {
+      if (++nodes == kMaxNodes + 1) nodes_over_at = at;
+    };
+    size_t i = 0;
+    while (i < n) {
+      const void* lt = std::memchr(s.data() + i, '<', n - i);
+      if (!lt) break;
+      i = static_cast<size_t>(static_cast<const char*>(lt) - s.data());
+      const std::string_view rest = s.substr(i);
+      if (rest.starts_with("<!--")) {
+        count_node(i);
+        i = skip_past(i + 4, "-->");
+      } else if (rest.starts_with("<![CDATA[")) {
+        count_node(i);
+        i = skip_past(i + 9, "]]>");
+      } else if (rest.starts_with("<?")) {
+        count_node(i);
+        i = skip_past(i + 2, "?>");
+      } else if (rest.starts_with("<!")) {
+        count_node(i);
+        i = skip_past(i + 2, ">");
+      } else if (rest.starts_with("</")) {
+        if (depth > 0) --depth;
+        i = skip_past(i + 2, ">");
+        if (in_robot && depth == 1 && open.begin != std::string_view::npos) {
+          open.end = i;
+          chunks_.push_back(open);
+          open.begin = std::string_view::npos;
+        } else if (in_robot && depth == 0) {
+          in_robot = false;
+        }
+      } else if (rest.size() > 1 && name_start(rest[1])) {
+        const size_t tag = i;
+        count_node(tag);
+        size_t j = i + 1;
+        while (j < n && name_char(s[j])) ++j;
+        const std::string_view name = s.substr(tag + 1, j - tag - 1);
+        long count = 0;
+        while (j < n && s[j] != '>') {
+          if (s[j] == '"' || s[j] == '\'') {
+            ++count;
+            const size_t close = s.find(s[j], j + 1);
+            j = close == std::string_view::npos ? n : close + 1;
+          } else {
+            ++j;
+          }
+        }
+        if (count > kMaxAttributesPerElement)
+          fail("element <" + std::string(name) + "> has " + std::to_string(count) + " attributes, over the cap of " +
+                   std::to_string(kMaxAttributesPerElement) + " per element (" + kLimitsDoc + ")",
+               "line " + std::to_string(line_at(tag)));
+        attributes += count;
+        if (attributes > kMaxAttributes && attributes_over_at == std::string_view::npos) attributes_over_at = tag;
+        if (j >= n) break;  // unterminated start tag: tinyxml2 reports it
+        const bool opens = s[j - 1] != '/';
+        i = j + 1;
+        if (depth == 0 && !robot_seen && name == "robot") {
+          robot_seen = true;
+          in_robot = opens;
+        } else if (in_robot && depth == 1) {
+          link_chunks_ += name == "link";
+          joint_chunks_ += name == "joint";
+          open.begin = tag;
+          open.line = line_of(tag);
+          if (!opens) {
+            open.end = i;
+            chunks_.push_back(open);
+            open.begin = std::string_view::npos;
+          }
+        }
+        if (opens && ++depth > kMaxDepth)
+          fail("elements nested more than " + std::to_string(kMaxDepth) + " deep, the cap (" + kLimitsDoc + ")",
+               "line " + std::to_string(line_at(tag)));
+      } else {
+        ++i;  // a '<' that starts no markup: tinyxml2 reports it
+      }
+    }
+    if (nodes > kMaxNodes)
+      fail("document of " + std::to_string(nodes) + " elements and other markup nodes, over the cap of " +
+               std::to_string(kMaxNodes) + " (" + kLimitsDoc + ")",
+           "the cap is passed at line " + std::to_string(line_at(nodes_over_at)));
+    if (attributes > kMaxAttributes)
+      fail("document of " + std::to_string(attributes) + " attributes, over the cap of " +
+               std::to_string(kMaxAttributes) + " (" + kLimitsDoc + ")",
+           "the cap is passed at line " + std::to_string(line_at(attributes_over_at)));
+    if (open.begin != std::string_view::npos) {  // unclosed: the skeleton's <robot> is unclosed too
+      open.end = n;
+      chunks_.push_back(open);
+    }
+    if (!chunks_.empty()) {
+      size_t pos = 0;
+      for (const Chunk& c : chunks_) {
+        skeleton_.append(s.substr(pos, c.begin - pos));
+        skeleton_.append(static_cast<size_t>(std::count(s.begin() + static_cast<std::ptrdiff_t>(c.begin),
+                                                        s.begin() + static_cast<std::ptrdiff_t>(c.end), '\n')),
+                         '\n');
+        pos = c.end;
+      }
+      skeleton_.append(s.substr(pos));
+    }
+  }
+
   // ---------------------------------------------------------------- number readers
   double read_number(const tinyxml2::XMLElement* e, const char* attr, const std::string& where) const {
     const char* text = e->Attribute(attr);
@@ -325,17 +517,38 @@ class Loader {
     return o;
   }
 
-  // ---------------------------------------------------------------- step 1: pre-scan
-  static int line(const tinyxml2::XMLElement* e) { return e->GetLineNum(); }
+  // ---------------------------------------------------------------- step 2: pre-scan
+  // The skeleton is parsed first (the document with <robot>'s child elements cut out), then
+  // each child element on its own, with one reused XMLDocument: the DOM never holds more than
+  // one link or joint, where the whole document's DOM costs ~100 bytes per element and
+  // attribute (270 MB for a 100,000-link chain). tinyxml2 parses an element the same way
+  // wherever it stands, so this accepts exactly the documents a whole parse accepts; a
+  // malformed element is reported before a defect of an earlier one, as a whole parse would.
+  int line_base_ = 0;  // added to tinyxml2's line numbers (1-based within the parsed piece)
+  int line(const tinyxml2::XMLElement* e) const { return line_base_ + e->GetLineNum(); }
+
+  /// Parses text (whose first line is first_line of the document) into doc; the message of
+  /// the error if it is malformed.
+  std::optional<std::string> parse(tinyxml2::XMLDocument& doc, std::string_view text, int first_line) const {
+    if (doc.Parse(text.data(), text.size()) == tinyxml2::XML_SUCCESS) return std::nullopt;
+    std::string detail = doc.ErrorStr() ? doc.ErrorStr() : "";
+    const size_t colon = detail.find(": ");
+    detail = colon == std::string::npos ? "" : " (" + detail.substr(colon + 2) + ")";
+    const int at = doc.ErrorLineNum();
+    return std::string("malformed XML") + (at > 0 ? " at line " + std::to_string(first_line - 1 + at) : "") + ": " +
+           doc.ErrorName() + detail;
+  }
 
   void prescan() {
-    const size_t nul = xml_.find('\0');
-    if (nul != std::string_view::npos) fail("malformed XML: NUL character at byte " + std::to_string(nul));
     tinyxml2::XMLDocument doc(true, tinyxml2::PRESERVE_WHITESPACE);
-    if (doc.Parse(xml_.data(), xml_.size()) != tinyxml2::XML_SUCCESS) {
-      std::string detail = doc.ErrorStr() ? doc.ErrorStr() : doc.ErrorName();
-      fail("malformed XML: " + detail);
+    if (const auto error = parse(doc, chunks_.empty() ? xml_ : std::string_view(skeleton_), 1)) {
+      // A malformed piece (e.g. an element left open, which leaves <robot> open in the
+      // skeleton too) is reported in its own words first.
+      for (const Chunk& c : chunks_)
+        if (const auto piece = parse(doc, xml_.substr(c.begin, c.end - c.begin), c.line)) fail(*piece);
+      fail(*error);
     }
+    std::string().swap(skeleton_);
     const tinyxml2::XMLElement* robot = doc.FirstChildElement("robot");
     if (!robot) {
       const tinyxml2::XMLElement* root = doc.RootElement();
@@ -345,7 +558,34 @@ class Loader {
     const char* rname = robot->Attribute("name");
     if (!rname) fail("<robot> has no name attribute");
     robot_name_ = std::string(rname);
-    for (const tinyxml2::XMLElement* e = robot->FirstChildElement(); e; e = e->NextSiblingElement()) prescan(e);
+    if (chunks_.empty())  // <robot> has no child elements (or they were not cut: parsed whole)
+      for (const tinyxml2::XMLElement* e = robot->FirstChildElement(); e; e = e->NextSiblingElement()) prescan(e);
+    else if (robot->FirstChildElement())
+      internal("<robot> at line " + std::to_string(line(robot)) + " kept a child element at line " +
+               std::to_string(line(robot->FirstChildElement())) + " when it was cut into pieces");
+
+    links_.reserve(link_chunks_);
+    link_index_.reserve(link_chunks_);
+    joints_.reserve(joint_chunks_);
+    joint_index_.reserve(joint_chunks_);
+    std::optional<ModelError> first_error;
+    for (const Chunk& c : chunks_) {
+      line_base_ = 0;
+      if (const auto error = parse(doc, xml_.substr(c.begin, c.end - c.begin), c.line)) fail(*error);
+      const tinyxml2::XMLElement* e = doc.RootElement();
+      if (!e || doc.FirstChild() != doc.LastChild())
+        internal("a child of <robot> at line " + std::to_string(c.line) + " was not cut as one element");
+      if (first_error) continue;  // only looking for malformed XML now
+      line_base_ = c.line - 1;
+      try {
+        prescan(e);
+      } catch (const ModelError& err) {
+        first_error = err;
+      }
+    }
+    line_base_ = 0;
+    if (first_error) throw *first_error;
+    std::vector<Chunk>().swap(chunks_);
     if (links_.empty()) fail("no <link> elements in <robot> " + squote(robot_name_));
   }  // the DOM is freed here: everything the loader needs was copied out
 
@@ -566,7 +806,7 @@ class Loader {
   }
 
 
-  // ---------------------------------------------------------------- step 2: plan
+  // ---------------------------------------------------------------- step 3: plan
   /// The link's inertia in its own frame, after the policy checks. Links welded to a fixed
   /// base (`dynamic` false) are checked for hard errors only: their inertia is never used.
   RigidBodyInertia link_inertia(int i, bool dynamic) const {
@@ -824,7 +1064,7 @@ class Loader {
     }
   }
 
-  // ---------------------------------------------------------------- step 3: build
+  // ---------------------------------------------------------------- step 4: build
   Model build() const {
     Model model(bodies_[0].body_name);
     model.set_name(robot_name_);
@@ -877,7 +1117,7 @@ Model load_urdf(const std::string& path, const UrdfOptions& options) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw ModelError(path + ": error while reading the file");
-  return load_urdf_string(text.str(), options, path);
+  return Loader(std::move(text).str(), options, path).run();
 }
 
 Model load_urdf(const std::string& path, RootJoint root) {

@@ -8,6 +8,7 @@
 //    fixed links become frames whose pose composes the fixed origins; bodies are numbered
 //    depth-first in document order.
 //  * Refusals: each malformed input is a ModelError naming the file and the link/joint.
+//  * Limits of the input document: refused with the cap, the value and the line.
 //
 // Tolerance: the loader and the hand-built model build the same transforms and inertias by
 // different routes (e.g. merged inertias through transformed_inverse vs the 6x6 congruence);
@@ -801,6 +802,108 @@ TEST(UrdfRefuses, MissingFile) {
   } catch (const ModelError& e) {
     EXPECT_CONTAINS(e.what(), "/nonexistent/robot.urdf");
   }
+}
+
+// ------------------------------------------------------------------ limits (docs/urdf.md, "Limits")
+// A linear pass over the raw bytes refuses documents beyond urdf_limits before tinyxml2 parses
+// them. These tests assert the errors, not times; each input is refused at once now, where the
+// loader used to spend seconds to minutes on it (or load it).
+
+std::string attributes(long n) {
+  std::string s;
+  for (long k = 0; k < n; ++k) s += " a" + std::to_string(k) + "='1'";
+  return s;
+}
+
+TEST(UrdfLimits, ElementWithManyAttributesIsRefusedBeforeParsing) {
+  // Guards the quadratic duplicate-attribute check of tinyxml2: this element took 10.6 s to
+  // load (and 200,000 attributes did not finish in 120 s); now refused by the pre-pass.
+  const std::string xml = "<robot name='t'>\n<link name='a'" + attributes(40'000) + "/>" + link("b") + "</robot>";
+  expect_refused(xml, {"element <link> has 40001 attributes", "over the cap of 64 per element", "(line 2)"});
+  // At the cap it loads (the attributes are ignored).
+  EXPECT_NO_THROW(load_urdf_string(
+      robot("<link name='a'" + attributes(urdf_limits::kMaxAttributesPerElement - 1) + "/>"), quiet()));
+}
+
+TEST(UrdfLimits, TooManyAttributesInAllAreRefused) {
+  // Guards the memory of the DOM: 4,000,001 attributes spread over elements within the
+  // per-element cap (they loaded before, at ~70 bytes of DOM each).
+  const long per = urdf_limits::kMaxAttributesPerElement;
+  const long elements = urdf_limits::kMaxAttributes / per + 1;
+  std::string xml = "<robot name='t'>" + link("a") + "\n";
+  const std::string one = "<x" + attributes(per) + "/>";
+  xml.reserve(xml.size() + static_cast<size_t>(elements) * one.size() + 16);
+  for (long k = 0; k < elements; ++k) xml += one;
+  xml += "</robot>";
+  expect_refused(xml, {"attributes, over the cap of 4000000", "the cap is passed at line 2"});
+}
+
+TEST(UrdfLimits, TooManyElementsAreRefused) {
+  // Guards the memory of the DOM: 2,000,001 empty elements (and comments, which tinyxml2
+  // keeps as nodes too) loaded before.
+  std::string xml = "<robot name='t'>" + link("a") + "\n";
+  for (long k = 0; k < urdf_limits::kMaxNodes / 2; ++k) xml += "<x/><!---->";
+  xml += "</robot>";
+  expect_refused(xml, {"2000005 elements and other markup nodes", "over the cap of 2000000"});
+}
+
+TEST(UrdfLimits, DeepNestingIsRefused) {
+  // 65 nested elements loaded before (tinyxml2's own cap is 100, with a terse message).
+  std::string open, close;
+  for (int k = 0; k < urdf_limits::kMaxDepth; ++k) open += "<g>", close += "</g>";
+  expect_refused(robot(link("a") + "\n\n" + open + close), {"nested more than 64 deep", "(line 3)"});
+  // 64 deep in all, <robot> included, loads.
+  open.resize(open.size() - 3), close.resize(close.size() - 4);
+  EXPECT_NO_THROW(load_urdf_string(robot(link("a") + open + close), quiet()));
+}
+
+TEST(UrdfLimits, LargeDocumentIsRefused) {
+  // A 64 MiB comment loaded before; now refused without being parsed.
+  std::string xml = robot(link("a") + "<!--");
+  xml.append(urdf_limits::kMaxBytes, 'x');
+  xml += "--></robot>";
+  expect_refused(xml, {"bytes, over the cap of 67108864 bytes"});
+}
+
+TEST(UrdfLimits, HundredThousandLinkChainIsWithinTheCaps) {
+  // Guards the caps against being set too tight: the elements and attributes of a
+  // 100,000-link revolute chain (scripts/gen-chain-urdf.py: 37 MB, 1,000,000 elements,
+  // 1,900,000 attributes) must load. The joints are fixed here, so that the model (one body,
+  // 99,999 frames) costs no Model::add_body per link; the fixed joints keep their <axis> and
+  // <limit>, which the loader reads for movable joints only.
+  const int n = 100'000;
+  std::string xml = "<?xml version=\"1.0\"?>\n<robot name=\"chain\">\n";
+  xml.reserve(380u * n);
+  for (int i = 0; i < n; ++i) {
+    const std::string li = std::to_string(i);
+    xml += "<link name=\"link" + li +
+           "\"><inertial><mass value=\"1\"/><inertia ixx=\"0.004\" ixy=\"0\" ixz=\"0\" iyy=\"0.005\" iyz=\"0\" "
+           "izz=\"0.002\"/></inertial></link>\n";
+    if (i + 1 < n)
+      xml += "<joint name=\"joint" + std::to_string(i + 1) + "\" type=\"fixed\"><parent link=\"link" + li +
+             "\"/><child link=\"link" + std::to_string(i + 1) +
+             "\"/><origin xyz=\"0.01 0 0.1\" rpy=\"0.05 -0.03 0.02\"/><axis xyz=\"0 0 1\"/><limit lower=\"-3.14\" "
+             "upper=\"3.14\" effort=\"100\" velocity=\"10\"/></joint>\n";
+  }
+  xml += "</robot>\n";
+  EXPECT_GT(xml.size(), 36'000'000u);
+  const Model m = load_urdf_string(xml, quiet(RootJoint::FreeFlyer), "chain.urdf");
+  EXPECT_EQ(m.nbodies(), 2);
+  EXPECT_EQ(static_cast<int>(m.frames().size()), n - 1);
+  EXPECT_NEAR(m.total_mass(), n, 1e-6 * n);
+}
+
+TEST(UrdfLimits, ErrorsInPiecesKeepTheirLineAndMalformedXmlComesFirst) {
+  // <robot>'s children are parsed one at a time (the DOM never holds the whole document):
+  // line numbers are the document's, and malformed XML anywhere is reported before a defect of
+  // an earlier element, as a parse of the whole document would.
+  expect_refused("<robot name='t'>\n" + link("a") + "\n\n<link name='b'><inertial>\n</link>\n</robot>",
+                 {"malformed XML at line 4: XML_ERROR_MISMATCHED_ELEMENT (XMLElement name=inertial)"});
+  expect_refused("<robot name='t'>\n<link/>\n" + link("a") + "\n<joint name='j'>\n</robot>", {"malformed XML"});
+  expect_refused("<robot name='t'>\n" + link("a") + "\n<link/>\n</robot>", {"<link> has no name", "line 3"});
+  expect_refused("<robot name='t'>\n" + link("a") + "\n" + link("b") + "\n<link name='c'>\n</robot>",
+                 {"malformed XML"});
+  expect_refused("<robot name='t'>" + link("a") + "<!--", {"malformed XML"});
 }
 
 // ------------------------------------------------------------------ URDF semantics (no urdfdom)
