@@ -8,8 +8,8 @@
 //     per node.
 //  2. Pre-scan: the document is parsed with tinyxml2 and every element the loader uses is
 //     read and checked here, so that errors name the file and the link/joint: structure
-//     (names, types, parents, children), numbers (finite, parsable), masses, axes, limits,
-//     mimic targets. The DOM is dropped after it.
+//     (names, types, parents, children), numbers (finite, parsable, within the physical
+//     range), masses, axes, limits, mimic targets. The DOM is dropped after it.
 //  3. Graph and plan: one tree, bodies numbered depth-first in document order, fixed joints
 //     merged; the URDF semantics are applied here (defaults: origin identity, axis 1 0 0,
 //     lower/upper 0, mimic multiplier 1 / offset 0; poses by Transform::from_rpy_xyz;
@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "plucker/errors.hpp"
+#include "plucker/model/physical_range.hpp"
 
 namespace plucker {
 
@@ -49,6 +50,7 @@ constexpr double kNegligibleInertia = 1e-12;
 constexpr const char* kLoopHint =
     "URDF cannot express kinematic loops; declare the loop-closing joint as a <loop_joint> element "
     "(see docs/loops.md)";
+constexpr const char* kRangeDoc = "docs/urdf.md, \"Physical range\"";
 constexpr const char* kLimitsDoc = "docs/urdf.md, \"Limits\"";
 
 enum class JType { Revolute, Continuous, Prismatic, Fixed, Floating, Planar };
@@ -517,6 +519,17 @@ class Loader {
     return o;
   }
 
+  // ---------------------------------------------------------------- physical range
+  /// An offset (joint origin, COM, loop-joint frame, composed pose of a merged link) must lie
+  /// within physical_range::kMaxLength of its reference frame.
+  void check_length(const Vec3& p, const std::string& what, const std::string& where) const {
+    const double d = p.stableNorm();  // no overflow for components near the double range
+    if (!(d <= physical_range::kMaxLength))
+      fail(what + " at " + fmt(d) + " m (xyz " + fmt(p) + "), beyond the physical range of " +
+               fmt(physical_range::kMaxLength) + " m (" + kRangeDoc + ")",
+           where);
+  }
+
   // ---------------------------------------------------------------- step 2: pre-scan
   // The skeleton is parsed first (the document with <robot>'s child elements cut out), then
   // each child element on its own, with one reused XMLDocument: the DOM never holds more than
@@ -626,6 +639,7 @@ class Loader {
       j.link[k] = std::string(link);
       if (x->Attribute("xyz")) j.origin[k].xyz = read_vec3(x, "xyz", where);
       if (x->Attribute("rpy")) j.origin[k].rpy = read_vec3(x, "rpy", where);
+      if (j.origin[k].xyz) check_length(*j.origin[k].xyz, "<" + std::string(tags[k]) + "> frame", where);
     }
     if (const tinyxml2::XMLElement* a = e->FirstChildElement("axis")) j.axis = read_vec3(a, "xyz", where);
     loop_joints_.push_back(std::move(j));
@@ -646,14 +660,25 @@ class Loader {
       PreInertial& pi = l.inertial;
       pi.present = true;
       pi.origin = read_origin(in, where);
+      if (pi.origin.xyz) check_length(*pi.origin.xyz, "centre of mass (<inertial><origin>)", where);
       const tinyxml2::XMLElement* mass = in->FirstChildElement("mass");
       if (!mass) fail("<inertial> has no <mass>", where);
       pi.mass = read_number(mass, "value", where);
       if (pi.mass < 0.0) fail("negative mass " + fmt(pi.mass), where);
+      if (pi.mass > physical_range::kMaxMass)
+        fail("mass " + fmt(pi.mass) + " kg, beyond the physical range of " + fmt(physical_range::kMaxMass) + " kg (" +
+                 kRangeDoc + ")",
+             where);
       const tinyxml2::XMLElement* inertia = in->FirstChildElement("inertia");
       if (!inertia) fail("<inertial> has no <inertia>", where);
       static const char* names[6] = {"ixx", "ixy", "ixz", "iyy", "iyz", "izz"};
-      for (int k = 0; k < 6; ++k) pi.I[k] = read_number(inertia, names[k], where);
+      for (int k = 0; k < 6; ++k) {
+        pi.I[k] = read_number(inertia, names[k], where);
+        if (!(std::abs(pi.I[k]) <= physical_range::kMaxInertia))
+          fail(std::string("inertia entry ") + names[k] + " = " + fmt(pi.I[k]) + " kg m^2, beyond the physical range of " +
+                   fmt(physical_range::kMaxInertia) + " kg m^2 (" + kRangeDoc + ")",
+               where);
+      }
     }
     link_index_.emplace(l.name, static_cast<int>(links_.size()));
     links_.push_back(std::move(l));
@@ -692,6 +717,7 @@ class Loader {
     j.parent = link_of("parent");
     j.child = link_of("child");
     j.origin = read_origin(e, where);
+    if (j.origin.xyz) check_length(*j.origin.xyz, "joint origin", where);
 
     const char* tname = type_name(j.type);
     if (movable_with_axis(j.type)) {
@@ -928,11 +954,15 @@ class Loader {
       // Child frame at q = 0 relative to the body: the joint origin composed with the pose of
       // the parent link on its body (merged fixed links).
       Transform X_joint = j.origin.transform();
-      if (it.frame >= 0) X_joint = X_joint * frames_[it.frame].X_body;
+      if (it.frame >= 0) {
+        X_joint = X_joint * frames_[it.frame].X_body;
+        check_length(X_joint.r,
+                     std::string(j.type == JType::Fixed ? "pose of the merged link" : "joint origin") +
+                         " relative to body " + squote(bodies_[it.body].body_name) + " (composed through fixed joints)",
+                     j.type == JType::Fixed ? link_ref(cname) + ", " + joint_ref(j.name) : joint_ref(j.name));
+      }
       const RigidBodyInertia Ic = link_inertia(c, !(j.type == JType::Fixed && it.body == 0));
       if (j.type == JType::Fixed) {
-        if (!X_joint.r.allFinite() || !X_joint.E.allFinite())
-          fail("non-finite pose of the merged fixed link (origins too large)", link_ref(cname));
         link_place_[c] = {it.body, static_cast<int>(frames_.size())};
         frames_.push_back({cname, it.body, X_joint});
         bodies_[it.body].inertia += Ic.transformed_inverse(X_joint);
@@ -1055,6 +1085,8 @@ class Loader {
       lj.successor = bs;
       lj.X_predecessor = pj.origin[0].transform() * Xp;
       lj.X_successor = pj.origin[1].transform() * Xs;
+      check_length(lj.X_predecessor.r, "<predecessor> frame relative to body " + squote(bodies_[bp].body_name), where);
+      check_length(lj.X_successor.r, "<successor> frame relative to body " + squote(bodies_[bs].body_name), where);
       const bool has_axis = lj.type != LoopJointType::Spherical && lj.type != LoopJointType::Fixed;
       const double n = pj.axis.stableNorm();
       if (has_axis && !(n > kAxisZeroTol)) fail("zero-length <axis>", where);

@@ -8,7 +8,7 @@
 //    fixed links become frames whose pose composes the fixed origins; bodies are numbered
 //    depth-first in document order.
 //  * Refusals: each malformed input is a ModelError naming the file and the link/joint.
-//  * Limits of the input document: refused with the cap, the value and the line.
+//  * Limits of the input document, the physical range: refused with the cap / value / line.
 //
 // Tolerance: the loader and the hand-built model build the same transforms and inertias by
 // different routes (e.g. merged inertias through transformed_inverse vs the 6x6 congruence);
@@ -935,6 +935,72 @@ TEST(UrdfMapping, UrdfDefaults) {
   const Model c = load_urdf_string(robot(link("b") + link("c") + joint("w", "continuous", "b", "c")), quiet());
   EXPECT_TRUE(same_vec(c.limits(1).lower, VecX::Constant(1, -kInf)));
   EXPECT_TRUE(same_vec(c.limits(1).effort, VecX::Constant(1, kInf)));
+}
+
+// ------------------------------------------------------------------ physical range
+// physical_range.hpp: refused at load in strict and default mode alike, naming the link or
+// joint and the value (they loaded before: a joint origin of 1e308 gave rnea = [inf, -inf, ...]).
+void expect_refused_both_modes(const std::string& xml, std::initializer_list<std::string> needles) {
+  expect_refused(xml, needles, quiet());
+  expect_refused(xml, needles, quiet(RootJoint::FreeFlyer, true));
+}
+
+TEST(UrdfPhysicalRange, JointOriginBeyondTheRangeIsRefused) {
+  expect_refused_both_modes(two_links("<origin xyz='1e308 0 0'/>"),
+                            {"joint origin at 1e+308 m", "beyond the physical range of 1e+06 m", "(joint 'j')"});
+  expect_refused_both_modes(two_links("<origin xyz='0 -7e5 8e5'/>"), {"joint origin at 1.06301e+06 m", "(joint 'j')"});
+  EXPECT_NO_THROW(load_urdf_string(two_links("<origin xyz='0 0 1e6'/>"), quiet()));
+}
+
+TEST(UrdfPhysicalRange, CentreOfMassMassAndInertiaBeyondTheRangeAreRefused) {
+  expect_refused_both_modes(two_links("", "<link name='arm'>" + inertial(1.0, "ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'",
+                                                                         "<origin xyz='2e6 0 0'/>") +
+                                              "</link>"),
+                            {"centre of mass", "at 2e+06 m", "(link 'arm')"});
+  expect_refused_both_modes(two_links("", "<link name='arm'>" + inertial(2e9) + "</link>"),
+                            {"mass 2e+09 kg, beyond the physical range of 1e+09 kg", "(link 'arm')"});
+  expect_refused_both_modes(
+      two_links("", "<link name='arm'>" + inertial(1.0, "ixx='1e22' ixy='0' ixz='0' iyy='1e22' iyz='0' izz='1e22'") +
+                        "</link>"),
+      {"inertia entry ixx = 1e+22 kg m^2, beyond the physical range of 1e+21 kg m^2", "(link 'arm')"});
+  expect_refused_both_modes(
+      two_links("", "<link name='arm'>" + inertial(1.0, "ixx='1' ixy='-3e21' ixz='0' iyy='1' iyz='0' izz='1'") +
+                        "</link>"),
+      {"inertia entry ixy = -3e+21", "(link 'arm')"});
+  // The root link of a fixed base carries no dynamics, but the range is a hard limit.
+  expect_refused(robot("<link name='base'>" + inertial(2e9) + "</link>" + link("arm") +
+                       joint("j", "revolute", "base", "arm")),
+                 {"mass 2e+09 kg", "(link 'base')"});
+}
+
+TEST(UrdfPhysicalRange, ComposedPosesOfMergedLinksBeyondTheRangeAreRefused) {
+  // Each origin is within the range; composed through fixed joints, they are not.
+  const std::string chain = link("base") + link("a") + link("b") + link("c") +
+                            joint("f1", "fixed", "base", "a", "<origin xyz='9e5 0 0'/>") +
+                            joint("f2", "fixed", "a", "b", "<origin xyz='9e5 0 0'/>");
+  expect_refused_both_modes(robot(chain + joint("j", "revolute", "a", "c")),
+                            {"pose of the merged link relative to body 'base'", "at 1.8e+06 m", "(link 'b', joint 'f2')"});
+  expect_refused_both_modes(robot(link("base") + link("a") + link("c") +
+                                  joint("f1", "fixed", "base", "a", "<origin xyz='9e5 0 0'/>") +
+                                  joint("j", "revolute", "a", "c", "<origin xyz='0 0 9e5'/>")),
+                            {"joint origin relative to body 'base'", "at 1.27279e+06 m", "(joint 'j')"});
+}
+
+TEST(UrdfPhysicalRange, LoopJointFramesBeyondTheRangeAreRefused) {
+  const std::string base = robot(link("a") + link("b") + link("c") + link("w") +
+                                 joint("jb", "revolute", "a", "b") + joint("jc", "revolute", "a", "c") +
+                                 joint("fw", "fixed", "c", "w", "<origin xyz='0 9e5 0'/>") + "LOOP");
+  auto with = [&](const std::string& loop) { return std::string(base).replace(base.find("LOOP"), 4, loop); };
+  expect_refused_both_modes(with("<loop_joint name='close' type='spherical'><predecessor link='b' xyz='0 0 3e6'/>"
+                                 "<successor link='c'/></loop_joint>"),
+                            {"<predecessor> frame at 3e+06 m", "(loop joint 'close')"});
+  // Composed with the pose of a merged link.
+  expect_refused_both_modes(with("<loop_joint name='close' type='spherical'><predecessor link='b'/>"
+                                 "<successor link='w' xyz='0 9e5 0'/></loop_joint>"),
+                            {"<successor> frame relative to body 'c' at 1.8e+06 m", "(loop joint 'close')"});
+  EXPECT_NO_THROW(load_urdf_string(with("<loop_joint name='close' type='spherical'><predecessor link='b'/>"
+                                        "<successor link='w'/></loop_joint>"),
+                                   quiet()));
 }
 
 }  // namespace

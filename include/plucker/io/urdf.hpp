@@ -46,7 +46,10 @@
 //     more than 1e-6 (it is normalised in any case); a <mimic> on a fixed joint (ignored).
 //   A <loop_joint> without name, type, <predecessor>/<successor> link, with an unknown type
 //   or link, a zero axis, or both links on one body is refused.
-//   Also always refused: a document beyond urdf_limits (below), checked before it is parsed.
+//   Also always refused: a document beyond urdf_limits (below), checked before it is parsed;
+//   values outside the physical range (plucker/model/physical_range.hpp): a joint origin,
+//   COM offset, loop-joint frame or composed pose of a merged link farther than kMaxLength,
+//   a mass above kMaxMass, an inertia entry above kMaxInertia.
 //   Notices, never refused: the mimic summary (once per model).
 #pragma once
 
