@@ -7,9 +7,9 @@
 //     attributes of one element (40,000 attributes took 13 s), and its DOM costs ~100 bytes
 //     per node.
 //  2. Pre-scan: the document is parsed with tinyxml2 and every element the loader uses is
-//     read and checked here, so that errors name the file and the link/joint: structure
-//     (names, types, parents, children), numbers (finite, parsable, within the physical
-//     range), masses, axes, limits, mimic targets. The DOM is dropped after it.
+//     read and checked here, so that errors name the file and the link/joint: names (valid
+//     UTF-8), structure (names, types, parents, children), numbers (finite, parsable, within
+//     the physical range), masses, axes, limits, mimic targets. The DOM is dropped after it.
 //  3. Graph and plan: one tree, bodies numbered depth-first in document order, fixed joints
 //     merged; the URDF semantics are applied here (defaults: origin identity, axis 1 0 0,
 //     lower/upper 0, mimic multiplier 1 / offset 0; poses by Transform::from_rpy_xyz;
@@ -52,6 +52,8 @@ constexpr const char* kLoopHint =
     "(see docs/loops.md)";
 constexpr const char* kRangeDoc = "docs/urdf.md, \"Physical range\"";
 constexpr const char* kLimitsDoc = "docs/urdf.md, \"Limits\"";
+// Longest quotation of an input string in a message (longer ones are cut, with their length).
+constexpr size_t kMaxQuote = 200;
 
 enum class JType { Revolute, Continuous, Prismatic, Fixed, Floating, Planar };
 
@@ -59,9 +61,70 @@ bool movable_with_axis(JType t) {
   return t == JType::Revolute || t == JType::Continuous || t == JType::Prismatic || t == JType::Planar;
 }
 
-// ------------------------------------------------------------------ quoting
-// (Appending, not "'" + s: GCC 12 -Wrestrict false positive, GCC bug 105329.)
-std::string squote(std::string_view s) { return std::string(1, '\'').append(s).append(1, '\''); }
+// ------------------------------------------------------------------ UTF-8 and quoting
+/// Length of the well-formed UTF-8 sequence starting at s[i] (RFC 3629: no overlong forms, no
+/// surrogates, nothing above U+10FFFF), or 0 if there is none.
+size_t utf8_length(std::string_view s, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned c = byte(i);
+  if (c < 0x80) return 1;
+  size_t len = 0;
+  unsigned cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1Fu;
+  else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0Fu;
+  else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07u;
+  else return 0;
+  if (i + len > s.size()) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    const unsigned b = byte(i + k);
+    if ((b & 0xC0u) != 0x80u) return 0;
+    cp = (cp << 6) | (b & 0x3Fu);
+  }
+  if (len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;
+  if (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
+  return len;
+}
+
+/// Offset of the first byte that is not part of well-formed UTF-8, or npos.
+size_t invalid_utf8_at(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t len = utf8_length(s, i);
+    if (len == 0) return i;
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
+std::string hex_byte(unsigned char c) {
+  static const char digits[] = "0123456789abcdef";
+  return std::string("\\x") + digits[c >> 4] + digits[c & 15];
+}
+
+/// An input string as it may appear in a message: bytes that are not well-formed UTF-8 and
+/// control characters written as \xNN, cut after kMaxQuote bytes.
+std::string printable(std::string_view s) {
+  std::string out;
+  size_t i = 0;
+  while (i < s.size()) {
+    if (out.size() >= kMaxQuote) {
+      out += "... (" + std::to_string(s.size()) + " bytes)";
+      break;
+    }
+    const auto c = static_cast<unsigned char>(s[i]);
+    const size_t len = utf8_length(s, i);
+    if (len == 0 || c < 0x20 || c == 0x7F) {
+      out += hex_byte(c);
+      ++i;
+    } else {
+      out.append(s.substr(i, len));
+      i += len;
+    }
+  }
+  return out;
+}
+
+// (Appending, not "'" + printable(s): GCC 12 -Wrestrict false positive, GCC bug 105329.)
+std::string squote(std::string_view s) { return std::string(1, '\'').append(printable(s)).append(1, '\''); }
 std::string link_ref(std::string_view name) { return "link " + squote(name); }
 std::string joint_ref(std::string_view name) { return "joint " + squote(name); }
 std::string loop_ref(std::string_view name) { return "loop joint " + squote(name); }
@@ -410,7 +473,7 @@ class Loader {
           }
         }
         if (count > kMaxAttributesPerElement)
-          fail("element <" + std::string(name) + "> has " + std::to_string(count) + " attributes, over the cap of " +
+          fail("element <" + printable(name) + "> has " + std::to_string(count) + " attributes, over the cap of " +
                    std::to_string(kMaxAttributesPerElement) + " per element (" + kLimitsDoc + ")",
                "line " + std::to_string(line_at(tag)));
         attributes += count;
@@ -519,6 +582,18 @@ class Loader {
     return o;
   }
 
+  /// A string the model keeps (or that names one) must be valid UTF-8: Python reads every
+  /// name as str. `what` says which ("link name", "<parent link>", ...).
+  std::string read_name(const char* text, const std::string& what, const char* element, int line) const {
+    const std::string_view s(text);
+    const size_t bad = invalid_utf8_at(s);
+    if (bad != std::string_view::npos)
+      fail(what + " " + squote(s) + " is not valid UTF-8 (byte " + hex_byte(static_cast<unsigned char>(s[bad])) +
+               " at offset " + std::to_string(bad) + ")",
+           where_line(element, line));
+    return std::string(s);
+  }
+
   // ---------------------------------------------------------------- physical range
   /// An offset (joint origin, COM, loop-joint frame, composed pose of a merged link) must lie
   /// within physical_range::kMaxLength of its reference frame.
@@ -546,7 +621,7 @@ class Loader {
     if (doc.Parse(text.data(), text.size()) == tinyxml2::XML_SUCCESS) return std::nullopt;
     std::string detail = doc.ErrorStr() ? doc.ErrorStr() : "";
     const size_t colon = detail.find(": ");
-    detail = colon == std::string::npos ? "" : " (" + detail.substr(colon + 2) + ")";
+    detail = colon == std::string::npos ? "" : " (" + printable(std::string_view(detail).substr(colon + 2)) + ")";
     const int at = doc.ErrorLineNum();
     return std::string("malformed XML") + (at > 0 ? " at line " + std::to_string(first_line - 1 + at) : "") + ": " +
            doc.ErrorName() + detail;
@@ -565,12 +640,12 @@ class Loader {
     const tinyxml2::XMLElement* robot = doc.FirstChildElement("robot");
     if (!robot) {
       const tinyxml2::XMLElement* root = doc.RootElement();
-      fail(root ? "the document element is <" + std::string(root->Name()) + ">, expected <robot>"
+      fail(root ? "the document element is <" + printable(root->Name()) + ">, expected <robot>"
                 : "no <robot> element");
     }
     const char* rname = robot->Attribute("name");
     if (!rname) fail("<robot> has no name attribute");
-    robot_name_ = std::string(rname);
+    robot_name_ = read_name(rname, "robot name", "robot", line(robot));
     if (chunks_.empty())  // <robot> has no child elements (or they were not cut: parsed whole)
       for (const tinyxml2::XMLElement* e = robot->FirstChildElement(); e; e = e->NextSiblingElement()) prescan(e);
     else if (robot->FirstChildElement())
@@ -619,7 +694,7 @@ class Loader {
     j.line = line(e);
     const char* n = e->Attribute("name");
     if (!n || !*n) fail("<loop_joint> has no name attribute", where_line("loop_joint", j.line));
-    j.name = std::string(n);
+    j.name = read_name(n, "loop joint name", "loop_joint", j.line);
     const std::string where = loop_ref(j.name);
     if (!loop_names_.insert(j.name).second) fail("duplicate loop joint name", where);
     const char* t = e->Attribute("type");
@@ -636,7 +711,7 @@ class Loader {
       if (!x) fail("<loop_joint> has no <" + std::string(tags[k]) + "> element", where);
       const char* link = x->Attribute("link");
       if (!link) fail("<" + std::string(tags[k]) + "> has no link attribute", where);
-      j.link[k] = std::string(link);
+      j.link[k] = read_name(link, "<" + std::string(tags[k]) + " link>", tags[k], line(x));
       if (x->Attribute("xyz")) j.origin[k].xyz = read_vec3(x, "xyz", where);
       if (x->Attribute("rpy")) j.origin[k].rpy = read_vec3(x, "rpy", where);
       if (j.origin[k].xyz) check_length(*j.origin[k].xyz, "<" + std::string(tags[k]) + "> frame", where);
@@ -650,7 +725,7 @@ class Loader {
     l.line = line(e);
     const char* name = e->Attribute("name");
     if (!name || !*name) fail("a <link> has no name", where_line("link", l.line));
-    l.name = std::string(name);
+    l.name = read_name(name, "link name", "link", l.line);
     const std::string where = link_ref(l.name);
     if (auto it = link_index_.find(l.name); it != link_index_.end())
       fail("duplicate link name (lines " + std::to_string(links_[it->second].line) + " and " +
@@ -689,7 +764,7 @@ class Loader {
     j.line = line(e);
     const char* name = e->Attribute("name");
     if (!name || !*name) fail("a <joint> has no name", where_line("joint", j.line));
-    j.name = std::string(name);
+    j.name = read_name(name, "joint name", "joint", j.line);
     const std::string where = joint_ref(j.name);
     if (auto it = joint_index_.find(j.name); it != joint_index_.end())
       fail("duplicate joint name (lines " + std::to_string(joints_[it->second].line) + " and " +
@@ -712,7 +787,7 @@ class Loader {
       const tinyxml2::XMLElement* x = e->FirstChildElement(tag);
       const char* l = x ? x->Attribute("link") : nullptr;
       if (!l) fail("<joint> has no <" + std::string(tag) + " link=\"...\">", where);
-      return std::string(l);
+      return read_name(l, std::string(1, '<').append(tag).append(" link>"), tag, line(x));
     };
     j.parent = link_of("parent");
     j.child = link_of("child");
@@ -747,7 +822,7 @@ class Loader {
       j.has_mimic = true;
       const char* leader = m->Attribute("joint");
       if (!leader) fail("<mimic> has no joint attribute", where);
-      j.mimic_joint = std::string(leader);
+      j.mimic_joint = read_name(leader, "<mimic joint>", "mimic", line(m));
       j.multiplier = read_optional(m, "multiplier", where);
       j.offset = read_optional(m, "offset", where);
     }

@@ -8,7 +8,8 @@
 //    fixed links become frames whose pose composes the fixed origins; bodies are numbered
 //    depth-first in document order.
 //  * Refusals: each malformed input is a ModelError naming the file and the link/joint.
-//  * Limits of the input document, the physical range: refused with the cap / value / line.
+//  * Limits of the input document, the physical range, valid UTF-8 names: refused with the
+//    cap / value / line.
 //
 // Tolerance: the loader and the hand-built model build the same transforms and inertias by
 // different routes (e.g. merged inertias through transformed_inverse vs the 6x6 congruence);
@@ -1001,6 +1002,46 @@ TEST(UrdfPhysicalRange, LoopJointFramesBeyondTheRangeAreRefused) {
   EXPECT_NO_THROW(load_urdf_string(with("<loop_joint name='close' type='spherical'><predecessor link='b'/>"
                                         "<successor link='w'/></loop_joint>"),
                                    quiet()));
+}
+
+// ------------------------------------------------------------------ names: valid UTF-8
+// Every name the model keeps (or that names one) must be valid UTF-8: such names loaded
+// before, and Python then raised UnicodeDecodeError on model.body_name(). The message
+// escapes the bad bytes and names the line.
+TEST(UrdfNames, NonUtf8NamesAreRefusedWithTheLine) {
+  const std::string bad = "arm\xff";
+  expect_refused(robot("\n" + link("base") + "\n" + link(bad) + joint("j", "revolute", "base", bad)),
+                 {"link name 'arm\\xff' is not valid UTF-8", "byte \\xff at offset 3", "(<link> at line 3)"});
+  expect_refused(two_links().replace(two_links().find("name='j'"), 8, "name='j\xc0\xaf'"),
+                 {"joint name 'j\\xc0\\xaf' is not valid UTF-8", "(<joint> at line 1)"});  // overlong '/'
+  expect_refused("<robot name='r\xed\xa0\x80'>" + link("a") + "</robot>",
+                 {"robot name 'r\\xed\\xa0\\x80' is not valid UTF-8", "(<robot> at line 1)"});  // a surrogate
+  expect_refused(robot(link("a") + link("b") + joint("j", "revolute", "a\xfe", "b")),
+                 {"<parent link> 'a\\xfe' is not valid UTF-8", "(<parent> at line 1)"});
+  expect_refused(two_links("<mimic joint='\xe9t\xe9'/>"), {"<mimic joint> '\\xe9t\\xe9' is not valid UTF-8"});
+  expect_refused(robot(link("a") + link("b") + joint("j", "revolute", "a", "b") +
+                       "\n<loop_joint name='l\x80' type='fixed'><predecessor link='a'/><successor link='b'/>"
+                       "</loop_joint>"),
+                 {"loop joint name 'l\\x80' is not valid UTF-8", "(<loop_joint> at line 2)"});
+  expect_refused(robot(link("a") + link("b") + joint("j", "revolute", "a", "b") +
+                       "<loop_joint name='l' type='fixed'><predecessor link='a'/><successor link='b\xf5'/>"
+                       "</loop_joint>"),
+                 {"<successor link> 'b\\xf5' is not valid UTF-8"});
+}
+
+TEST(UrdfNames, Utf8NamesLoadAndBytesOutsideNamesAreNotChecked) {
+  const std::string xml = "<robot name='Roboter \xc3\xa4'><!-- Latin-1 in a comment: \xe9 -->" + link("Basis") +
+                          link("\xe8\x85\x95") + joint("Gelenk \xf0\x9f\xa6\xbe", "continuous", "Basis", "\xe8\x85\x95") +
+                          "</robot>";
+  const Model m = load_urdf_string(xml, quiet());
+  EXPECT_EQ(m.name(), "Roboter \xc3\xa4");
+  EXPECT_EQ(m.body_name(1), "\xe8\x85\x95");
+  EXPECT_EQ(m.joint_name(1), "Gelenk \xf0\x9f\xa6\xbe");
+}
+
+TEST(UrdfNames, ControlCharactersAreEscapedInMessages) {
+  expect_refused(robot(link("a") + link("b") + joint("j", "ball\x1b[31m", "a", "b")),
+                 {"unknown joint type 'ball\\x1b[31m'"});
 }
 
 }  // namespace

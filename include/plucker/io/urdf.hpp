@@ -47,6 +47,7 @@
 //   A <loop_joint> without name, type, <predecessor>/<successor> link, with an unknown type
 //   or link, a zero axis, or both links on one body is refused.
 //   Also always refused: a document beyond urdf_limits (below), checked before it is parsed;
+//   a name (robot, link, joint, loop joint, or one naming them) that is not valid UTF-8;
 //   values outside the physical range (plucker/model/physical_range.hpp): a joint origin,
 //   COM offset, loop-joint frame or composed pose of a merged link farther than kMaxLength,
 //   a mass above kMaxMass, an inertia entry above kMaxInertia.
