@@ -20,6 +20,7 @@
 #include <tinyxml2.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -1216,15 +1217,53 @@ Model load_urdf_string(const std::string& xml, RootJoint root, const std::string
   return load_urdf_string(xml, options, source_name);
 }
 
+namespace {
+
+const char* file_kind(std::filesystem::file_type t) {
+  switch (t) {
+    case std::filesystem::file_type::character: return "a character device";
+    case std::filesystem::file_type::block: return "a block device";
+    case std::filesystem::file_type::fifo: return "a FIFO (named pipe)";
+    case std::filesystem::file_type::socket: return "a socket";
+    default: return "not a file of a known kind";
+  }
+}
+
+}  // namespace
+
 Model load_urdf(const std::string& path, const UrdfOptions& options) {
+  namespace fs = std::filesystem;
+  // Only regular files: a directory or a device is a mistake, and reading a FIFO or a terminal
+  // would wait for input forever. (status() follows symbolic links.)
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw ModelError(path + ": is a directory, not a URDF file");
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) throw ModelError(path + ": no such file");
+  if (ec) throw ModelError(path + ": cannot access the file: " + ec.message());
+  if (st.type() == fs::file_type::directory) throw ModelError(path + ": is a directory, not a URDF file");
+  if (st.type() != fs::file_type::regular)
+    throw ModelError(path + ": not a regular file (" + file_kind(st.type()) + "), not a URDF file");
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > urdf_limits::kMaxBytes)
+    throw ModelError(path + ": file of " + std::to_string(size) + " bytes, over the cap of " +
+                     std::to_string(urdf_limits::kMaxBytes) + " bytes (" + kLimitsDoc + ")");
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelError(path + ": cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
+  if (!in) throw ModelError(path + ": cannot open the file: " + std::strerror(errno));
+  // Read at most one byte past the cap (the file may have grown since file_size, and some
+  // files, e.g. in /proc, report size 0).
+  std::string text(static_cast<size_t>(std::min<std::uintmax_t>(ec ? 0 : size, urdf_limits::kMaxBytes)) + 1, '\0');
+  size_t got = 0;
+  for (;;) {
+    in.read(text.data() + got, static_cast<std::streamsize>(text.size() - got));
+    got += static_cast<size_t>(in.gcount());
+    if (!in || text.size() > urdf_limits::kMaxBytes) break;  // end of file, error, or over the cap
+    text.resize(std::min(2 * text.size(), urdf_limits::kMaxBytes + 1));
+  }
   if (in.bad()) throw ModelError(path + ": error while reading the file");
-  return Loader(std::move(text).str(), options, path).run();
+  if (got > urdf_limits::kMaxBytes)
+    throw ModelError(path + ": file of more than " + std::to_string(urdf_limits::kMaxBytes) +
+                     " bytes, over the cap (" + kLimitsDoc + ")");
+  text.resize(got);
+  return Loader(std::move(text), options, path).run();
 }
 
 Model load_urdf(const std::string& path, RootJoint root) {

@@ -8,8 +8,8 @@
 //    fixed links become frames whose pose composes the fixed origins; bodies are numbered
 //    depth-first in document order.
 //  * Refusals: each malformed input is a ModelError naming the file and the link/joint.
-//  * Limits of the input document, the physical range, valid UTF-8 names: refused with the
-//    cap / value / line.
+//  * Limits of the input document, the physical range, valid UTF-8 names, paths that are not
+//    regular files: refused with the cap / value / line.
 //
 // Tolerance: the loader and the hand-built model build the same transforms and inertias by
 // different routes (e.g. merged inertias through transformed_inverse vs the 6x6 congruence);
@@ -17,6 +17,8 @@
 // supplied the URDF semantics itself it went through urdfdom's rpy -> quaternion -> matrix
 // conversion, which these tests also accepted at 1e-12.)
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -1042,6 +1044,30 @@ TEST(UrdfNames, Utf8NamesLoadAndBytesOutsideNamesAreNotChecked) {
 TEST(UrdfNames, ControlCharactersAreEscapedInMessages) {
   expect_refused(robot(link("a") + link("b") + joint("j", "ball\x1b[31m", "a", "b")),
                  {"unknown joint type 'ball\\x1b[31m'"});
+}
+
+// ------------------------------------------------------------------ files
+TEST(UrdfRefuses, PathsThatAreNotRegularFiles) {
+  auto error_of = [](const std::string& path) -> std::string {
+    try {
+      load_urdf(path, quiet());
+    } catch (const ModelError& e) {
+      return e.what();
+    }
+    return "nothing thrown";
+  };
+  // /dev/null was read as an empty document ("malformed XML: ... XML_ERROR_EMPTY_DOCUMENT").
+  EXPECT_CONTAINS(error_of("/dev/null"), "/dev/null: not a regular file (a character device)");
+  EXPECT_CONTAINS(error_of(models_dir()), ": is a directory");
+  EXPECT_CONTAINS(error_of("/nonexistent/robot.urdf"), "/nonexistent/robot.urdf: no such file");
+  // A FIFO: reading it waited for a writer forever.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("plucker_test_urdf_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "robot.urdf").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_CONTAINS(error_of(fifo), "not a regular file (a FIFO (named pipe))");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -50,7 +50,8 @@
 //   a name (robot, link, joint, loop joint, or one naming them) that is not valid UTF-8;
 //   values outside the physical range (plucker/model/physical_range.hpp): a joint origin,
 //   COM offset, loop-joint frame or composed pose of a merged link farther than kMaxLength,
-//   a mass above kMaxMass, an inertia entry above kMaxInertia.
+//   a mass above kMaxMass, an inertia entry above kMaxInertia; a path that is not a regular
+//   file (directory, device, FIFO).
 //   Notices, never refused: the mimic summary (once per model).
 #pragma once
 
@@ -91,7 +92,8 @@ struct UrdfOptions {
   std::function<void(const std::string&)> on_warning;
 };
 
-/// Loads a URDF file. Throws ModelError naming the file and the link/joint on any error.
+/// Loads a URDF file (a regular file: not a directory, device or FIFO). Throws ModelError
+/// naming the file and the link/joint on any error.
 Model load_urdf(const std::string& path, const UrdfOptions& options = {});
 Model load_urdf(const std::string& path, RootJoint root);
 
