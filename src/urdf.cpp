@@ -889,7 +889,7 @@ class Loader {
         while (path[pos] != cur) ++pos;
         std::vector<std::string> names;
         for (size_t k = path.size(); k-- > pos;) names.push_back(links_[path[k]].name);  // parent -> child
-        names.push_back(links_[cur].name);
+        names.push_back(names.front());  // back to where the cycle started
         fail("the joints form a cycle through links " + name_list(names, " -> ") + "; " + kLoopHint,
              link_ref(links_[cur].name) + ", " + joint_ref(joints_[links_[cur].parent_joint].name));
       }

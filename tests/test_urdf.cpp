@@ -754,6 +754,15 @@ TEST(UrdfRefuses, CycleOfJoints) {
   expect_refused(robot(link("a") + joint("self", "revolute", "a", "a")), {"cycle", "'a'", "(link 'a'"});
 }
 
+TEST(UrdfRefuses, CycleIsListedParentToChild) {
+  // The cycle's links in joint order, closing on the first: the last name used to repeat the
+  // link where the walk found the cycle ("'b' -> 'c' -> 'a' -> 'a'" for this one).
+  const std::string cycle = robot(link("root") + link("a") + link("b") + link("c") + joint("jab", "revolute", "a", "b") +
+                                  joint("jbc", "revolute", "b", "c") + joint("jca", "revolute", "c", "a"));
+  expect_refused(cycle, {"cycle through links 'b' -> 'c' -> 'a' -> 'b';"});
+  expect_refused(robot(link("a") + joint("self", "revolute", "a", "a")), {"cycle through links 'a' -> 'a';"});
+}
+
 TEST(UrdfRefuses, JointToMissingLink) {
   expect_refused(robot(link("base") + joint("j", "revolute", "base", "ghost")),
                  {"child link 'ghost' does not exist", "(joint 'j')"});
