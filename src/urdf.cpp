@@ -370,12 +370,15 @@ class Loader {
   }
 
   // ---------------------------------------------------------------- step 1: limits
-  // A lexer over the raw bytes that finds markup exactly where tinyxml2 does: comments
-  // "<!--...-->", CDATA "<![CDATA[...]]>", declarations "<?...?>", other "<!...>", end tags
-  // "</...>", and start tags "<" followed by a name-start character, whose attributes are
-  // counted by their quoted values (a '>' inside quotes does not end the tag). Every attribute
-  // tinyxml2 can parse has one quoted value before the tag's '>', so the counts are upper bounds
-  // of what tinyxml2 would store. Linear in the size of the document.
+  // A lexer over the raw bytes that follows tinyxml2's grammar (XMLDocument::Identify,
+  // XMLElement::ParseDeep / ParseAttributes): every '<' outside markup starts markup; "<?"
+  // runs to "?>", "<!--" to "-->", "<![CDATA[" to "]]>", other "<!" to ">"; any other '<' is
+  // a tag: whitespace, an optional '/' (an end tag), a name, attributes (name = 'value' or
+  // "value", the value running to the same quote), then '>' or "/>" ("</a x='1'/>" is an empty
+  // element to tinyxml2, and end tags may carry attributes). It counts what tinyxml2 would
+  // create, and stops where tinyxml2 would stop: at a syntax error (the rest is then parsed
+  // by tinyxml2 as part of the current piece, which fails at the same byte) and at an end tag
+  // outside every element (tinyxml2 ignores the rest of the document). Linear in the size.
   //
   // It also cuts the document for step 2: each child element of the first top-level <robot>
   // becomes a chunk (its bytes and first line), and the skeleton is the document with every
@@ -392,6 +395,7 @@ class Loader {
     using namespace urdf_limits;
     const std::string_view s = xml_;
     const size_t n = s.size();
+    constexpr size_t npos = std::string_view::npos;
     if (n > kMaxBytes)
       fail("document of " + std::to_string(n) + " bytes, over the cap of " + std::to_string(kMaxBytes) + " bytes (" +
            kLimitsDoc + ")");
@@ -401,19 +405,23 @@ class Loader {
       fail("malformed XML: NUL character at byte " + std::to_string(at) + " (line " + std::to_string(line_at(at)) +
            ")");
     }
-    auto name_start = [](char c) {  // tinyxml2's XMLUtil::IsNameStartChar
+    auto space = [](char c) {  // XMLUtil::IsWhiteSpace
       const auto u = static_cast<unsigned char>(c);
-      return u >= 128 || std::isalpha(u) || c == ':' || c == '_';
+      return u < 0x80 && std::isspace(u);
+    };
+    auto name_start = [](char c) {  // XMLUtil::IsNameStartChar
+      const auto u = static_cast<unsigned char>(c);
+      return u >= 0x80 || std::isalpha(u) || c == ':' || c == '_';
     };
     auto name_char = [&](char c) {  // XMLUtil::IsNameChar
       return name_start(c) || std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-';
     };
     long nodes = 0, attributes = 0;
-    size_t nodes_over_at = std::string_view::npos, attributes_over_at = std::string_view::npos;
+    size_t nodes_over_at = npos, attributes_over_at = npos;
     int depth = 0;
     bool robot_seen = false, in_robot = false;
     Chunk open;  // the chunk being read (begin = npos: none)
-    open.begin = std::string_view::npos;
+    open.begin = npos;
     size_t line_pos = 0;  // lines counted up to here (chunk starts only move forward)
     int line = 1;
     auto line_of = [&](size_t at) {
@@ -421,10 +429,6 @@ class Loader {
                                           s.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
       line_pos = at;
       return line;
-    };
-    auto skip_past = [&](size_t from, std::string_view end) {
-      const size_t k = s.find(end, from);
-      return k == std::string_view::npos ? n : k + end.size();
     };
     auto count_node = [&](size_t at) {
       if (++nodes == kMaxNodes + 1) nodes_over_at = at;
@@ -435,73 +439,94 @@ class Loader {
       if (!lt) break;
       i = static_cast<size_t>(static_cast<const char*>(lt) - s.data());
       const std::string_view rest = s.substr(i);
-      if (rest.starts_with("<!--")) {
+      std::string_view start_mark, end_mark;  // the end is searched for after the start
+      if (rest.starts_with("<?")) start_mark = "<?", end_mark = "?>";
+      else if (rest.starts_with("<!--")) start_mark = "<!--", end_mark = "-->";
+      else if (rest.starts_with("<![CDATA[")) start_mark = "<![CDATA[", end_mark = "]]>";
+      else if (rest.starts_with("<!")) start_mark = "<!", end_mark = ">";
+      if (!end_mark.empty()) {
         count_node(i);
-        i = skip_past(i + 4, "-->");
-      } else if (rest.starts_with("<![CDATA[")) {
-        count_node(i);
-        i = skip_past(i + 9, "]]>");
-      } else if (rest.starts_with("<?")) {
-        count_node(i);
-        i = skip_past(i + 2, "?>");
-      } else if (rest.starts_with("<!")) {
-        count_node(i);
-        i = skip_past(i + 2, ">");
-      } else if (rest.starts_with("</")) {
-        if (depth > 0) --depth;
-        i = skip_past(i + 2, ">");
-        if (in_robot && depth == 1 && open.begin != std::string_view::npos) {
+        const size_t k = s.find(end_mark, i + start_mark.size());
+        if (k == npos) break;  // unterminated: tinyxml2 stops here
+        i = k + end_mark.size();
+        continue;
+      }
+      // A tag.
+      const size_t tag = i;
+      size_t j = i + 1;
+      while (j < n && space(s[j])) ++j;
+      const bool closing = j < n && s[j] == '/';
+      if (closing) ++j;
+      if (j >= n || !name_start(s[j])) break;  // no name: tinyxml2 stops here
+      const size_t name_begin = j;
+      while (j < n && name_char(s[j])) ++j;
+      const std::string_view name = s.substr(name_begin, j - name_begin);
+      long count = 0;
+      bool ok = false, closed = false;
+      while (true) {
+        while (j < n && space(s[j])) ++j;
+        if (j >= n) break;
+        if (name_start(s[j])) {  // an attribute
+          while (j < n && name_char(s[j])) ++j;
+          while (j < n && space(s[j])) ++j;
+          if (j >= n || s[j] != '=') break;
+          ++j;
+          while (j < n && space(s[j])) ++j;
+          if (j >= n || (s[j] != '"' && s[j] != '\'')) break;
+          const size_t quote = s.find(s[j], j + 1);
+          if (quote == npos) break;
+          j = quote + 1;
+          ++count;
+        } else if (s[j] == '>') {
+          ++j, ok = true;
+          break;
+        } else if (s[j] == '/' && j + 1 < n && s[j + 1] == '>') {
+          j += 2, ok = true, closed = true;
+          break;
+        } else {
+          break;
+        }
+      }
+      // tinyxml2 checks each attribute against the element's earlier ones, error or not.
+      if (count > kMaxAttributesPerElement)
+        fail("element <" + std::string(closing ? "/" : "") + printable(name) + "> has " + std::to_string(count) +
+                 " attributes, over the cap of " + std::to_string(kMaxAttributesPerElement) + " per element (" +
+                 kLimitsDoc + ")",
+             "line " + std::to_string(line_at(tag)));
+      attributes += count;
+      if (attributes > kMaxAttributes && attributes_over_at == npos) attributes_over_at = tag;
+      if (!ok) break;  // a malformed tag: tinyxml2 stops here
+      i = j;
+      if (closing && !closed) {  // an end tag
+        if (depth == 0) break;   // outside every element: tinyxml2 ends the document here
+        --depth;
+        if (in_robot && depth == 1 && open.begin != npos) {
           open.end = i;
           chunks_.push_back(open);
-          open.begin = std::string_view::npos;
+          open.begin = npos;
         } else if (in_robot && depth == 0) {
           in_robot = false;
         }
-      } else if (rest.size() > 1 && name_start(rest[1])) {
-        const size_t tag = i;
-        count_node(tag);
-        size_t j = i + 1;
-        while (j < n && name_char(s[j])) ++j;
-        const std::string_view name = s.substr(tag + 1, j - tag - 1);
-        long count = 0;
-        while (j < n && s[j] != '>') {
-          if (s[j] == '"' || s[j] == '\'') {
-            ++count;
-            const size_t close = s.find(s[j], j + 1);
-            j = close == std::string_view::npos ? n : close + 1;
-          } else {
-            ++j;
-          }
-        }
-        if (count > kMaxAttributesPerElement)
-          fail("element <" + printable(name) + "> has " + std::to_string(count) + " attributes, over the cap of " +
-                   std::to_string(kMaxAttributesPerElement) + " per element (" + kLimitsDoc + ")",
-               "line " + std::to_string(line_at(tag)));
-        attributes += count;
-        if (attributes > kMaxAttributes && attributes_over_at == std::string_view::npos) attributes_over_at = tag;
-        if (j >= n) break;  // unterminated start tag: tinyxml2 reports it
-        const bool opens = s[j - 1] != '/';
-        i = j + 1;
-        if (depth == 0 && !robot_seen && name == "robot") {
-          robot_seen = true;
-          in_robot = opens;
-        } else if (in_robot && depth == 1) {
-          link_chunks_ += name == "link";
-          joint_chunks_ += name == "joint";
-          open.begin = tag;
-          open.line = line_of(tag);
-          if (!opens) {
-            open.end = i;
-            chunks_.push_back(open);
-            open.begin = std::string_view::npos;
-          }
-        }
-        if (opens && ++depth > kMaxDepth)
-          fail("elements nested more than " + std::to_string(kMaxDepth) + " deep, the cap (" + kLimitsDoc + ")",
-               "line " + std::to_string(line_at(tag)));
-      } else {
-        ++i;  // a '<' that starts no markup: tinyxml2 reports it
+        continue;
       }
+      count_node(tag);  // an element, open or empty
+      if (depth == 0 && !robot_seen && name == "robot") {
+        robot_seen = true;
+        in_robot = !closed;
+      } else if (in_robot && depth == 1) {
+        link_chunks_ += name == "link";
+        joint_chunks_ += name == "joint";
+        open.begin = tag;
+        open.line = line_of(tag);
+        if (closed) {
+          open.end = i;
+          chunks_.push_back(open);
+          open.begin = npos;
+        }
+      }
+      if (!closed && ++depth > kMaxDepth)
+        fail("elements nested more than " + std::to_string(kMaxDepth) + " deep, the cap (" + kLimitsDoc + ")",
+             "line " + std::to_string(line_at(tag)));
     }
     if (nodes > kMaxNodes)
       fail("document of " + std::to_string(nodes) + " elements and other markup nodes, over the cap of " +
@@ -511,7 +536,7 @@ class Loader {
       fail("document of " + std::to_string(attributes) + " attributes, over the cap of " +
                std::to_string(kMaxAttributes) + " (" + kLimitsDoc + ")",
            "the cap is passed at line " + std::to_string(line_at(attributes_over_at)));
-    if (open.begin != std::string_view::npos) {  // unclosed: the skeleton's <robot> is unclosed too
+    if (open.begin != npos) {  // unclosed, or the lexer stopped inside it: the rest is this piece
       open.end = n;
       chunks_.push_back(open);
     }
@@ -638,26 +663,31 @@ class Loader {
       fail(*error);
     }
     std::string().swap(skeleton_);
-    const tinyxml2::XMLElement* robot = doc.FirstChildElement("robot");
-    if (!robot) {
-      const tinyxml2::XMLElement* root = doc.RootElement();
-      fail(root ? "the document element is <" + printable(root->Name()) + ">, expected <robot>"
-                : "no <robot> element");
+    // A defect found before the last piece is parsed waits: malformed XML comes first.
+    std::optional<ModelError> first_error;
+    try {
+      const tinyxml2::XMLElement* robot = doc.FirstChildElement("robot");
+      if (!robot) {
+        const tinyxml2::XMLElement* root = doc.RootElement();
+        fail(root ? "the document element is <" + printable(root->Name()) + ">, expected <robot>"
+                  : "no <robot> element");
+      }
+      const char* rname = robot->Attribute("name");
+      if (!rname) fail("<robot> has no name attribute");
+      robot_name_ = read_name(rname, "robot name", "robot", line(robot));
+      if (chunks_.empty())  // <robot> has no child elements (or they were not cut: parsed whole)
+        for (const tinyxml2::XMLElement* e = robot->FirstChildElement(); e; e = e->NextSiblingElement()) prescan(e);
+      else if (robot->FirstChildElement())
+        internal("<robot> at line " + std::to_string(line(robot)) + " kept a child element at line " +
+                 std::to_string(line(robot->FirstChildElement())) + " when it was cut into pieces");
+    } catch (const ModelError& err) {
+      first_error = err;
     }
-    const char* rname = robot->Attribute("name");
-    if (!rname) fail("<robot> has no name attribute");
-    robot_name_ = read_name(rname, "robot name", "robot", line(robot));
-    if (chunks_.empty())  // <robot> has no child elements (or they were not cut: parsed whole)
-      for (const tinyxml2::XMLElement* e = robot->FirstChildElement(); e; e = e->NextSiblingElement()) prescan(e);
-    else if (robot->FirstChildElement())
-      internal("<robot> at line " + std::to_string(line(robot)) + " kept a child element at line " +
-               std::to_string(line(robot->FirstChildElement())) + " when it was cut into pieces");
 
     links_.reserve(link_chunks_);
     link_index_.reserve(link_chunks_);
     joints_.reserve(joint_chunks_);
     joint_index_.reserve(joint_chunks_);
-    std::optional<ModelError> first_error;
     for (const Chunk& c : chunks_) {
       line_base_ = 0;
       if (const auto error = parse(doc, xml_.substr(c.begin, c.end - c.begin), c.line)) fail(*error);

@@ -918,6 +918,27 @@ TEST(UrdfLimits, ErrorsInPiecesKeepTheirLineAndMalformedXmlComesFirst) {
   expect_refused("<robot name='t'>" + link("a") + "<!--", {"malformed XML"});
 }
 
+TEST(UrdfLimits, PiecesAreCutWhereTinyxml2ReadsTags) {
+  // Found by fuzz_urdf's comparison with a whole-document parse: the pre-pass must read tags
+  // exactly as tinyxml2 does, or a piece is cut in the wrong place (or a cap is evaded).
+  // Whitespace after '<', and end tags with attributes, are tags to tinyxml2; "</x .../>" is
+  // an empty element x.
+  const Model m = load_urdf_string("<robot name='t'>< link name='a'></link x='1'>\n</link name='b'/>" +
+                                       joint("j", "continuous", "a", "b") + "< /robot>",
+                                   quiet());
+  EXPECT_EQ(m.nbodies(), 2);
+  EXPECT_EQ(m.body_name(1), "b");
+  // An end tag's attributes count (tinyxml2 checks them for duplicates too).
+  expect_refused(robot(link("a") + "<x></x" + attributes(100) + ">"), {"element </x> has 100 attributes"});
+  // "<!--->" does not end the comment it starts.
+  const Model c = load_urdf_string(robot("<!---> " + link("hidden") + " -->" + link("a")), quiet());
+  EXPECT_EQ(c.body_name(0), "a");
+  // tinyxml2 ends the document at an end tag outside every element, and ignores the rest.
+  expect_refused("<r/></x>" + robot(link("a")) + "<", {"the document element is <r>, expected <robot>"});
+  // A defect of <robot> itself waits for the pieces' XML to be checked.
+  expect_refused("<robot>" + link("a") + "<link name='b'><inertial></link></robot>", {"malformed XML"});
+}
+
 // ------------------------------------------------------------------ URDF semantics (no urdfdom)
 TEST(UrdfMapping, UrdfDefaults) {
   // The defaults urdfdom supplied before the loader read the values itself: no <origin> is
