@@ -2,9 +2,10 @@
 // algorithm at a few states derived from the bytes, under ASan + UBSan.
 //
 // Input layout (FuzzedDataProvider): the last bytes choose the options and the states, the rest
-// is the URDF document. Byte 0 from the end: bit 0 = RootJoint::FreeFlyer, bit 1 = strict; the
-// next 8 bytes seed the states; the next one picks their scale. A seed file is a URDF document
-// followed by 10 such bytes (fuzz/corpus/fuzz_dynamics/, made by fuzz/make_dynamics_seeds.sh).
+// is the URDF document. The last byte: bit 0 = RootJoint::FreeFlyer, bit 1 = strict; the 8
+// before it seed the states; the one before those picks their scale. A seed file is a URDF
+// document followed by 10 such bytes (fuzz/corpus/fuzz_dynamics/, written by
+// fuzz/make_dynamics_seeds.py).
 //
 // A model that loads may still be bad (massless moving subtrees, near-singular inertias, huge
 // and tiny masses side by side, mimics and loop joints that cannot close): the algorithms must
@@ -23,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -94,7 +96,7 @@ struct Checker {
 void run_all(const Model& model, Data& data, const VecX& q, const VecX& v, const VecX& a, const VecX& tau,
              const std::string& state) {
   const Checker c{model, state};
-  const int nv = model.nv(), nb = model.nbodies();
+  const int nb = model.nbodies();
 
   c.run("rnea", [&] { c.finite("rnea", rnea(model, data, q, v, a)); });
   std::vector<Force> f_ext(static_cast<size_t>(nb), Force(Vec3(0.1, -0.2, 0.3), Vec3(1.0, 2.0, -3.0)));
@@ -189,7 +191,6 @@ void run_all(const Model& model, Data& data, const VecX& q, const VecX& v, const
     });
     c.run("project_velocity", [&] { c.finite("project_velocity", project_velocity(model, data, q, v)); });
   }
-  (void)nv;
 }
 
 }  // namespace
