@@ -390,6 +390,7 @@ class Loader {
   std::vector<Chunk> chunks_;
   std::string skeleton_;
   size_t link_chunks_ = 0, joint_chunks_ = 0;  // to reserve the pre-scan's tables
+  long loop_chunks_ = 0;                       // <loop_joint> elements, for kMaxLoopJoints
 
   void scan() {
     using namespace urdf_limits;
@@ -417,7 +418,7 @@ class Loader {
       return name_start(c) || std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-';
     };
     long nodes = 0, attributes = 0;
-    size_t nodes_over_at = npos, attributes_over_at = npos;
+    size_t nodes_over_at = npos, attributes_over_at = npos, loops_over_at = npos;
     int depth = 0;
     bool robot_seen = false, in_robot = false;
     Chunk open;  // the chunk being read (begin = npos: none)
@@ -516,6 +517,7 @@ class Loader {
       } else if (in_robot && depth == 1) {
         link_chunks_ += name == "link";
         joint_chunks_ += name == "joint";
+        if (name == "loop_joint" && ++loop_chunks_ == kMaxLoopJoints + 1) loops_over_at = tag;
         open.begin = tag;
         open.line = line_of(tag);
         if (closed) {
@@ -536,6 +538,10 @@ class Loader {
       fail("document of " + std::to_string(attributes) + " attributes, over the cap of " +
                std::to_string(kMaxAttributes) + " (" + kLimitsDoc + ")",
            "the cap is passed at line " + std::to_string(line_at(attributes_over_at)));
+    if (loop_chunks_ > kMaxLoopJoints)
+      fail("document of " + std::to_string(loop_chunks_) + " <loop_joint> elements, over the cap of " +
+               std::to_string(kMaxLoopJoints) + " (" + kLimitsDoc + ")",
+           "the cap is passed at line " + std::to_string(line_at(loops_over_at)));
     if (open.begin != npos) {  // unclosed, or the lexer stopped inside it: the rest is this piece
       open.end = n;
       chunks_.push_back(open);

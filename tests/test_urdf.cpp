@@ -859,6 +859,19 @@ TEST(UrdfLimits, TooManyElementsAreRefused) {
   expect_refused(xml, {"2000005 elements and other markup nodes", "over the cap of 2000000"});
 }
 
+TEST(UrdfLimits, TooManyLoopJointsAreRefused) {
+  // Guards the quadratic cost of Model::add_loop_joint's duplicate-name check: 1,001 loop
+  // joints loaded before (40,000 took 1.2 s, the element cap would allow ~660,000).
+  std::string loops;
+  for (long k = 0; k <= urdf_limits::kMaxLoopJoints; ++k)
+    loops += "\n<loop_joint name='l" + std::to_string(k) +
+             "' type='spherical'><predecessor link='a'/><successor link='b'/></loop_joint>";
+  const std::string tree = link("a") + link("b") + joint("j", "continuous", "a", "b");
+  expect_refused(robot(tree + loops), {"1001 <loop_joint> elements, over the cap of 1000", "passed at line 1002"});
+  const size_t last = loops.rfind('\n');
+  EXPECT_NO_THROW(load_urdf_string(robot(tree + loops.substr(0, last)), quiet()));
+}
+
 TEST(UrdfLimits, DeepNestingIsRefused) {
   // 65 nested elements loaded before (tinyxml2's own cap is 100, with a terse message).
   std::string open, close;

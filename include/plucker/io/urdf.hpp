@@ -81,6 +81,9 @@ inline constexpr long kMaxNodes = 2'000'000;        ///< elements, comments, CDA
 inline constexpr long kMaxAttributes = 4'000'000;   ///< attributes in the whole document
 inline constexpr long kMaxAttributesPerElement = 64;
 inline constexpr int kMaxDepth = 64;                ///< nesting depth of elements
+/// <loop_joint> elements (each adds up to 6 constraint rows; Model::add_loop_joint's
+/// duplicate-name check is linear, so many of them cost quadratic time)
+inline constexpr long kMaxLoopJoints = 1'000;
 }  // namespace urdf_limits
 
 struct UrdfOptions {
