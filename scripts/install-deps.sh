@@ -10,7 +10,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake
-  libeigen3-dev liburdfdom-dev libtinyxml2-dev
+  libeigen3-dev libtinyxml2-dev
   libgtest-dev libbenchmark-dev
   pybind11-dev python3-dev python3-numpy python3-pytest python3-matplotlib
 )

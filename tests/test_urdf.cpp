@@ -8,11 +8,17 @@
 //    fixed links become frames whose pose composes the fixed origins; bodies are numbered
 //    depth-first in document order.
 //  * Refusals: each malformed input is a ModelError naming the file and the link/joint.
+//  * Limits of the input document, the physical range, valid UTF-8 names, paths that are not
+//    regular files: refused with the cap / value / line.
 //
-// Tolerance: the loader goes through urdfdom's rpy -> quaternion -> matrix conversion,
-// while the hand-built model uses Transform::from_rpy_xyz directly; both are a few
-// roundings of O(1) quantities (~1e-16), compared at 1e-12.
+// Tolerance: the loader and the hand-built model build the same transforms and inertias by
+// different routes (e.g. merged inertias through transformed_inverse vs the 6x6 congruence);
+// both are a few roundings of O(1) quantities (~1e-16), compared at 1e-12. (Until the loader
+// supplied the URDF semantics itself it went through urdfdom's rpy -> quaternion -> matrix
+// conversion, which these tests also accepted at 1e-12.)
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -748,6 +754,15 @@ TEST(UrdfRefuses, CycleOfJoints) {
   expect_refused(robot(link("a") + joint("self", "revolute", "a", "a")), {"cycle", "'a'", "(link 'a'"});
 }
 
+TEST(UrdfRefuses, CycleIsListedParentToChild) {
+  // The cycle's links in joint order, closing on the first: the last name used to repeat the
+  // link where the walk found the cycle ("'b' -> 'c' -> 'a' -> 'a'" for this one).
+  const std::string cycle = robot(link("root") + link("a") + link("b") + link("c") + joint("jab", "revolute", "a", "b") +
+                                  joint("jbc", "revolute", "b", "c") + joint("jca", "revolute", "c", "a"));
+  expect_refused(cycle, {"cycle through links 'b' -> 'c' -> 'a' -> 'b';"});
+  expect_refused(robot(link("a") + joint("self", "revolute", "a", "a")), {"cycle through links 'a' -> 'a';"});
+}
+
 TEST(UrdfRefuses, JointToMissingLink) {
   expect_refused(robot(link("base") + joint("j", "revolute", "base", "ghost")),
                  {"child link 'ghost' does not exist", "(joint 'j')"});
@@ -799,6 +814,303 @@ TEST(UrdfRefuses, MissingFile) {
   } catch (const ModelError& e) {
     EXPECT_CONTAINS(e.what(), "/nonexistent/robot.urdf");
   }
+}
+
+// ------------------------------------------------------------------ limits (docs/urdf.md, "Limits")
+// A linear pass over the raw bytes refuses documents beyond urdf_limits before tinyxml2 parses
+// them. These tests assert the errors, not times; each input is refused at once now, where the
+// loader used to spend seconds to minutes on it (or load it).
+
+std::string attributes(long n) {
+  std::string s;
+  for (long k = 0; k < n; ++k) s += " a" + std::to_string(k) + "='1'";
+  return s;
+}
+
+TEST(UrdfLimits, ElementWithManyAttributesIsRefusedBeforeParsing) {
+  // Guards the quadratic duplicate-attribute check of tinyxml2: this element took 10.6 s to
+  // load (and 200,000 attributes did not finish in 120 s); now refused by the pre-pass.
+  const std::string xml = "<robot name='t'>\n<link name='a'" + attributes(40'000) + "/>" + link("b") + "</robot>";
+  expect_refused(xml, {"element <link> has 40001 attributes", "over the cap of 64 per element", "(line 2)"});
+  // At the cap it loads (the attributes are ignored).
+  EXPECT_NO_THROW(load_urdf_string(
+      robot("<link name='a'" + attributes(urdf_limits::kMaxAttributesPerElement - 1) + "/>"), quiet()));
+}
+
+TEST(UrdfLimits, TooManyAttributesInAllAreRefused) {
+  // Guards the memory of the DOM: 4,000,001 attributes spread over elements within the
+  // per-element cap (they loaded before, at ~70 bytes of DOM each).
+  const long per = urdf_limits::kMaxAttributesPerElement;
+  const long elements = urdf_limits::kMaxAttributes / per + 1;
+  std::string xml = "<robot name='t'>" + link("a") + "\n";
+  const std::string one = "<x" + attributes(per) + "/>";
+  xml.reserve(xml.size() + static_cast<size_t>(elements) * one.size() + 16);
+  for (long k = 0; k < elements; ++k) xml += one;
+  xml += "</robot>";
+  expect_refused(xml, {"attributes, over the cap of 4000000", "the cap is passed at line 2"});
+}
+
+TEST(UrdfLimits, TooManyElementsAreRefused) {
+  // Guards the memory of the DOM: 2,000,001 empty elements (and comments, which tinyxml2
+  // keeps as nodes too) loaded before.
+  std::string xml = "<robot name='t'>" + link("a") + "\n";
+  for (long k = 0; k < urdf_limits::kMaxNodes / 2; ++k) xml += "<x/><!---->";
+  xml += "</robot>";
+  expect_refused(xml, {"2000005 elements and other markup nodes", "over the cap of 2000000"});
+}
+
+TEST(UrdfLimits, TooManyLoopJointsAreRefused) {
+  // Guards the quadratic cost of Model::add_loop_joint's duplicate-name check: 1,001 loop
+  // joints loaded before (40,000 took 1.2 s, the element cap would allow ~660,000).
+  std::string loops;
+  for (long k = 0; k <= urdf_limits::kMaxLoopJoints; ++k)
+    loops += "\n<loop_joint name='l" + std::to_string(k) +
+             "' type='spherical'><predecessor link='a'/><successor link='b'/></loop_joint>";
+  const std::string tree = link("a") + link("b") + joint("j", "continuous", "a", "b");
+  expect_refused(robot(tree + loops), {"1001 <loop_joint> elements, over the cap of 1000", "passed at line 1002"});
+  const size_t last = loops.rfind('\n');
+  EXPECT_NO_THROW(load_urdf_string(robot(tree + loops.substr(0, last)), quiet()));
+}
+
+TEST(UrdfLimits, DeepNestingIsRefused) {
+  // 65 nested elements loaded before (tinyxml2's own cap is 100, with a terse message).
+  std::string open, close;
+  for (int k = 0; k < urdf_limits::kMaxDepth; ++k) open += "<g>", close += "</g>";
+  expect_refused(robot(link("a") + "\n\n" + open + close), {"nested more than 64 deep", "(line 3)"});
+  // 64 deep in all, <robot> included, loads.
+  open.resize(open.size() - 3), close.resize(close.size() - 4);
+  EXPECT_NO_THROW(load_urdf_string(robot(link("a") + open + close), quiet()));
+}
+
+TEST(UrdfLimits, LargeDocumentIsRefused) {
+  // A 64 MiB comment loaded before; now refused without being parsed.
+  std::string xml = robot(link("a") + "<!--");
+  xml.append(urdf_limits::kMaxBytes, 'x');
+  xml += "--></robot>";
+  expect_refused(xml, {"bytes, over the cap of 67108864 bytes"});
+}
+
+TEST(UrdfLimits, HundredThousandLinkChainIsWithinTheCaps) {
+  // Guards the caps against being set too tight: the elements and attributes of a
+  // 100,000-link revolute chain (scripts/gen-chain-urdf.py: 37 MB, 1,000,000 elements,
+  // 1,900,000 attributes) must load. The joints are fixed here, so that the model (one body,
+  // 99,999 frames) costs no Model::add_body per link; the fixed joints keep their <axis> and
+  // <limit>, which the loader reads for movable joints only.
+  const int n = 100'000;
+  std::string xml = "<?xml version=\"1.0\"?>\n<robot name=\"chain\">\n";
+  xml.reserve(380u * n);
+  for (int i = 0; i < n; ++i) {
+    const std::string li = std::to_string(i);
+    xml += "<link name=\"link" + li +
+           "\"><inertial><mass value=\"1\"/><inertia ixx=\"0.004\" ixy=\"0\" ixz=\"0\" iyy=\"0.005\" iyz=\"0\" "
+           "izz=\"0.002\"/></inertial></link>\n";
+    if (i + 1 < n)
+      xml += "<joint name=\"joint" + std::to_string(i + 1) + "\" type=\"fixed\"><parent link=\"link" + li +
+             "\"/><child link=\"link" + std::to_string(i + 1) +
+             "\"/><origin xyz=\"0.01 0 0.1\" rpy=\"0.05 -0.03 0.02\"/><axis xyz=\"0 0 1\"/><limit lower=\"-3.14\" "
+             "upper=\"3.14\" effort=\"100\" velocity=\"10\"/></joint>\n";
+  }
+  xml += "</robot>\n";
+  EXPECT_GT(xml.size(), 36'000'000u);
+  const Model m = load_urdf_string(xml, quiet(RootJoint::FreeFlyer), "chain.urdf");
+  EXPECT_EQ(m.nbodies(), 2);
+  EXPECT_EQ(static_cast<int>(m.frames().size()), n - 1);
+  EXPECT_NEAR(m.total_mass(), n, 1e-6 * n);
+}
+
+TEST(UrdfLimits, ErrorsInPiecesKeepTheirLineAndMalformedXmlComesFirst) {
+  // <robot>'s children are parsed one at a time (the DOM never holds the whole document):
+  // line numbers are the document's, and malformed XML anywhere is reported before a defect of
+  // an earlier element, as a parse of the whole document would.
+  expect_refused("<robot name='t'>\n" + link("a") + "\n\n<link name='b'><inertial>\n</link>\n</robot>",
+                 {"malformed XML at line 4: XML_ERROR_MISMATCHED_ELEMENT (XMLElement name=inertial)"});
+  expect_refused("<robot name='t'>\n<link/>\n" + link("a") + "\n<joint name='j'>\n</robot>", {"malformed XML"});
+  expect_refused("<robot name='t'>\n" + link("a") + "\n<link/>\n</robot>", {"<link> has no name", "line 3"});
+  expect_refused("<robot name='t'>\n" + link("a") + "\n" + link("b") + "\n<link name='c'>\n</robot>",
+                 {"malformed XML"});
+  expect_refused("<robot name='t'>" + link("a") + "<!--", {"malformed XML"});
+}
+
+TEST(UrdfLimits, PiecesAreCutWhereTinyxml2ReadsTags) {
+  // Found by fuzz_urdf's comparison with a whole-document parse: the pre-pass must read tags
+  // exactly as tinyxml2 does, or a piece is cut in the wrong place (or a cap is evaded).
+  // Whitespace after '<', and end tags with attributes, are tags to tinyxml2; "</x .../>" is
+  // an empty element x.
+  const Model m = load_urdf_string("<robot name='t'>< link name='a'></link x='1'>\n</link name='b'/>" +
+                                       joint("j", "continuous", "a", "b") + "< /robot>",
+                                   quiet());
+  EXPECT_EQ(m.nbodies(), 2);
+  EXPECT_EQ(m.body_name(1), "b");
+  // An end tag's attributes count (tinyxml2 checks them for duplicates too).
+  expect_refused(robot(link("a") + "<x></x" + attributes(100) + ">"), {"element </x> has 100 attributes"});
+  // "<!--->" does not end the comment it starts.
+  const Model c = load_urdf_string(robot("<!---> " + link("hidden") + " -->" + link("a")), quiet());
+  EXPECT_EQ(c.body_name(0), "a");
+  // tinyxml2 ends the document at an end tag outside every element, and ignores the rest.
+  expect_refused("<r/></x>" + robot(link("a")) + "<", {"the document element is <r>, expected <robot>"});
+  // A defect of <robot> itself waits for the pieces' XML to be checked.
+  expect_refused("<robot>" + link("a") + "<link name='b'><inertial></link></robot>", {"malformed XML"});
+}
+
+// ------------------------------------------------------------------ URDF semantics (no urdfdom)
+TEST(UrdfMapping, UrdfDefaults) {
+  // The defaults urdfdom supplied before the loader read the values itself: no <origin> is
+  // the identity, no <axis> is 1 0 0, a <limit> without lower/upper is [0, 0], a <mimic>
+  // without multiplier/offset is 1 and 0, an <inertial> without <origin> is at the link origin.
+  const std::string xml = robot(
+      link("b") + "<link name='c'><inertial><mass value='2'/><inertia ixx='0.1' ixy='0' ixz='0' iyy='0.2' iyz='0' "
+                  "izz='0.3'/></inertial></link>" +
+      link("d") +
+      "<joint name='j' type='revolute'><parent link='b'/><child link='c'/><limit effort='3' velocity='4'/></joint>" +
+      "<joint name='k' type='prismatic'><parent link='b'/><child link='d'/><limit effort='3' velocity='4'/>"
+      "<mimic joint='j'/></joint>");
+  const Model m = load_urdf_string(xml, quiet());
+  ASSERT_EQ(m.nbodies(), 3);
+  EXPECT_EQ(joint_kind(m.joint(1)), "revolute_x");
+  EXPECT_EQ(joint_kind(m.joint(2)), "prismatic_x");
+  EXPECT_TRUE(same_transform(m.X_tree(1), Transform()));
+  EXPECT_TRUE(same_vec(m.limits(1).lower, VecX::Zero(1)));
+  EXPECT_TRUE(same_vec(m.limits(1).upper, VecX::Zero(1)));
+  EXPECT_TRUE(same_vec(m.limits(1).effort, VecX::Constant(1, 3)));
+  EXPECT_TRUE(same_vec(m.limits(1).velocity, VecX::Constant(1, 4)));
+  EXPECT_TRUE(same_inertia(m.inertia(1), RigidBodyInertia::unchecked(2, Vec3::Zero(), sym(0.1, 0, 0, 0.2, 0, 0.3))));
+  ASSERT_EQ(m.mimics().size(), 1u);
+  EXPECT_EQ(m.mimics()[0].multiplier, 1.0);
+  EXPECT_EQ(m.mimics()[0].offset, 0.0);
+  // A continuous joint without <limit>: unlimited.
+  const Model c = load_urdf_string(robot(link("b") + link("c") + joint("w", "continuous", "b", "c")), quiet());
+  EXPECT_TRUE(same_vec(c.limits(1).lower, VecX::Constant(1, -kInf)));
+  EXPECT_TRUE(same_vec(c.limits(1).effort, VecX::Constant(1, kInf)));
+}
+
+// ------------------------------------------------------------------ physical range
+// physical_range.hpp: refused at load in strict and default mode alike, naming the link or
+// joint and the value (they loaded before: a joint origin of 1e308 gave rnea = [inf, -inf, ...]).
+void expect_refused_both_modes(const std::string& xml, std::initializer_list<std::string> needles) {
+  expect_refused(xml, needles, quiet());
+  expect_refused(xml, needles, quiet(RootJoint::FreeFlyer, true));
+}
+
+TEST(UrdfPhysicalRange, JointOriginBeyondTheRangeIsRefused) {
+  expect_refused_both_modes(two_links("<origin xyz='1e308 0 0'/>"),
+                            {"joint origin at 1e+308 m", "beyond the physical range of 1e+06 m", "(joint 'j')"});
+  expect_refused_both_modes(two_links("<origin xyz='0 -7e5 8e5'/>"), {"joint origin at 1.06301e+06 m", "(joint 'j')"});
+  EXPECT_NO_THROW(load_urdf_string(two_links("<origin xyz='0 0 1e6'/>"), quiet()));
+}
+
+TEST(UrdfPhysicalRange, CentreOfMassMassAndInertiaBeyondTheRangeAreRefused) {
+  expect_refused_both_modes(two_links("", "<link name='arm'>" + inertial(1.0, "ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'",
+                                                                         "<origin xyz='2e6 0 0'/>") +
+                                              "</link>"),
+                            {"centre of mass", "at 2e+06 m", "(link 'arm')"});
+  expect_refused_both_modes(two_links("", "<link name='arm'>" + inertial(2e9) + "</link>"),
+                            {"mass 2e+09 kg, beyond the physical range of 1e+09 kg", "(link 'arm')"});
+  expect_refused_both_modes(
+      two_links("", "<link name='arm'>" + inertial(1.0, "ixx='1e22' ixy='0' ixz='0' iyy='1e22' iyz='0' izz='1e22'") +
+                        "</link>"),
+      {"inertia entry ixx = 1e+22 kg m^2, beyond the physical range of 1e+21 kg m^2", "(link 'arm')"});
+  expect_refused_both_modes(
+      two_links("", "<link name='arm'>" + inertial(1.0, "ixx='1' ixy='-3e21' ixz='0' iyy='1' iyz='0' izz='1'") +
+                        "</link>"),
+      {"inertia entry ixy = -3e+21", "(link 'arm')"});
+  // The root link of a fixed base carries no dynamics, but the range is a hard limit.
+  expect_refused(robot("<link name='base'>" + inertial(2e9) + "</link>" + link("arm") +
+                       joint("j", "revolute", "base", "arm")),
+                 {"mass 2e+09 kg", "(link 'base')"});
+}
+
+TEST(UrdfPhysicalRange, ComposedPosesOfMergedLinksBeyondTheRangeAreRefused) {
+  // Each origin is within the range; composed through fixed joints, they are not.
+  const std::string chain = link("base") + link("a") + link("b") + link("c") +
+                            joint("f1", "fixed", "base", "a", "<origin xyz='9e5 0 0'/>") +
+                            joint("f2", "fixed", "a", "b", "<origin xyz='9e5 0 0'/>");
+  expect_refused_both_modes(robot(chain + joint("j", "revolute", "a", "c")),
+                            {"pose of the merged link relative to body 'base'", "at 1.8e+06 m", "(link 'b', joint 'f2')"});
+  expect_refused_both_modes(robot(link("base") + link("a") + link("c") +
+                                  joint("f1", "fixed", "base", "a", "<origin xyz='9e5 0 0'/>") +
+                                  joint("j", "revolute", "a", "c", "<origin xyz='0 0 9e5'/>")),
+                            {"joint origin relative to body 'base'", "at 1.27279e+06 m", "(joint 'j')"});
+}
+
+TEST(UrdfPhysicalRange, LoopJointFramesBeyondTheRangeAreRefused) {
+  const std::string base = robot(link("a") + link("b") + link("c") + link("w") +
+                                 joint("jb", "revolute", "a", "b") + joint("jc", "revolute", "a", "c") +
+                                 joint("fw", "fixed", "c", "w", "<origin xyz='0 9e5 0'/>") + "LOOP");
+  auto with = [&](const std::string& loop) { return std::string(base).replace(base.find("LOOP"), 4, loop); };
+  expect_refused_both_modes(with("<loop_joint name='close' type='spherical'><predecessor link='b' xyz='0 0 3e6'/>"
+                                 "<successor link='c'/></loop_joint>"),
+                            {"<predecessor> frame at 3e+06 m", "(loop joint 'close')"});
+  // Composed with the pose of a merged link.
+  expect_refused_both_modes(with("<loop_joint name='close' type='spherical'><predecessor link='b'/>"
+                                 "<successor link='w' xyz='0 9e5 0'/></loop_joint>"),
+                            {"<successor> frame relative to body 'c' at 1.8e+06 m", "(loop joint 'close')"});
+  EXPECT_NO_THROW(load_urdf_string(with("<loop_joint name='close' type='spherical'><predecessor link='b'/>"
+                                        "<successor link='w'/></loop_joint>"),
+                                   quiet()));
+}
+
+// ------------------------------------------------------------------ names: valid UTF-8
+// Every name the model keeps (or that names one) must be valid UTF-8: such names loaded
+// before, and Python then raised UnicodeDecodeError on model.body_name(). The message
+// escapes the bad bytes and names the line.
+TEST(UrdfNames, NonUtf8NamesAreRefusedWithTheLine) {
+  const std::string bad = "arm\xff";
+  expect_refused(robot("\n" + link("base") + "\n" + link(bad) + joint("j", "revolute", "base", bad)),
+                 {"link name 'arm\\xff' is not valid UTF-8", "byte \\xff at offset 3", "(<link> at line 3)"});
+  expect_refused(two_links().replace(two_links().find("name='j'"), 8, "name='j\xc0\xaf'"),
+                 {"joint name 'j\\xc0\\xaf' is not valid UTF-8", "(<joint> at line 1)"});  // overlong '/'
+  expect_refused("<robot name='r\xed\xa0\x80'>" + link("a") + "</robot>",
+                 {"robot name 'r\\xed\\xa0\\x80' is not valid UTF-8", "(<robot> at line 1)"});  // a surrogate
+  expect_refused(robot(link("a") + link("b") + joint("j", "revolute", "a\xfe", "b")),
+                 {"<parent link> 'a\\xfe' is not valid UTF-8", "(<parent> at line 1)"});
+  expect_refused(two_links("<mimic joint='\xe9t\xe9'/>"), {"<mimic joint> '\\xe9t\\xe9' is not valid UTF-8"});
+  expect_refused(robot(link("a") + link("b") + joint("j", "revolute", "a", "b") +
+                       "\n<loop_joint name='l\x80' type='fixed'><predecessor link='a'/><successor link='b'/>"
+                       "</loop_joint>"),
+                 {"loop joint name 'l\\x80' is not valid UTF-8", "(<loop_joint> at line 2)"});
+  expect_refused(robot(link("a") + link("b") + joint("j", "revolute", "a", "b") +
+                       "<loop_joint name='l' type='fixed'><predecessor link='a'/><successor link='b\xf5'/>"
+                       "</loop_joint>"),
+                 {"<successor link> 'b\\xf5' is not valid UTF-8"});
+}
+
+TEST(UrdfNames, Utf8NamesLoadAndBytesOutsideNamesAreNotChecked) {
+  const std::string xml = "<robot name='Roboter \xc3\xa4'><!-- Latin-1 in a comment: \xe9 -->" + link("Basis") +
+                          link("\xe8\x85\x95") + joint("Gelenk \xf0\x9f\xa6\xbe", "continuous", "Basis", "\xe8\x85\x95") +
+                          "</robot>";
+  const Model m = load_urdf_string(xml, quiet());
+  EXPECT_EQ(m.name(), "Roboter \xc3\xa4");
+  EXPECT_EQ(m.body_name(1), "\xe8\x85\x95");
+  EXPECT_EQ(m.joint_name(1), "Gelenk \xf0\x9f\xa6\xbe");
+}
+
+TEST(UrdfNames, ControlCharactersAreEscapedInMessages) {
+  expect_refused(robot(link("a") + link("b") + joint("j", "ball\x1b[31m", "a", "b")),
+                 {"unknown joint type 'ball\\x1b[31m'"});
+}
+
+// ------------------------------------------------------------------ files
+TEST(UrdfRefuses, PathsThatAreNotRegularFiles) {
+  auto error_of = [](const std::string& path) -> std::string {
+    try {
+      load_urdf(path, quiet());
+    } catch (const ModelError& e) {
+      return e.what();
+    }
+    return "nothing thrown";
+  };
+  // /dev/null was read as an empty document ("malformed XML: ... XML_ERROR_EMPTY_DOCUMENT").
+  EXPECT_CONTAINS(error_of("/dev/null"), "/dev/null: not a regular file (a character device)");
+  EXPECT_CONTAINS(error_of(models_dir()), ": is a directory");
+  EXPECT_CONTAINS(error_of("/nonexistent/robot.urdf"), "/nonexistent/robot.urdf: no such file");
+  // A FIFO: reading it waited for a writer forever.
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("plucker_test_urdf_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string fifo = (dir / "robot.urdf").string();
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_CONTAINS(error_of(fifo), "not a regular file (a FIFO (named pipe))");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
