@@ -8,7 +8,7 @@
 // use the digits 0-3: bit 0 = RootJoint::FreeFlyer, bit 1 = strict).
 //
 // Differential check of the piecewise parse: the loader parses <robot>'s child elements one
-// at a time (src/urdf.cpp), which must accept exactly the documents tinyxml2 accepts whole.
+// at a time (src/io/urdf.cpp), which must accept exactly the documents tinyxml2 accepts whole.
 // So, for every input within urdf_limits and without a NUL byte: a loaded model means tinyxml2
 // parses the document whole, and a "malformed XML" refusal means it does not; any other
 // refusal means it does (malformed XML is reported before any other defect).
