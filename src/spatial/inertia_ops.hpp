@@ -16,7 +16,8 @@ namespace plucker::ops {
 template <class In, class Mo>
 PLUCKER_HOT inline force_t<scalar_t<Mo>> times(const In& I, const Mo& m) requires is_rigid_inertia<In> {
   using S = scalar_t<Mo>;
-  const auto h = load<S>(I.first_moment()), w = load<S>(m.angular), v = load<S>(m.linear);
+  const auto h = load<S>(I.first_moment());
+  const auto w = load<S>(m.angular), v = load<S>(m.linear);
   return {store(mul(rot<S>(I.inertia_origin()), w) + cross(h, v)), store(I.mass() * v - cross(h, w))};
 }
 /// I e_k, column k of I = [Ibar hx; hx^T m1], read entry by entry (a composite inertia just
