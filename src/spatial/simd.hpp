@@ -11,10 +11,14 @@
 // The small spatial operations of the recursions' inner loops (transform and inertia
 // products, cross products): GCC's size heuristics otherwise leave some of them as calls
 // inside the per-joint-kind kernels, with their register spills (callgrind on the RNEA).
+#ifndef PLUCKER_HOT
 #define PLUCKER_HOT [[gnu::always_inline]]
+#endif
 // The same for a lambda (placed after its parameter list): the per-joint-kind visitors of the
 // recursions, which GCC otherwise leaves as calls from the dispatch's many cases.
+#ifndef PLUCKER_INLINE
 #define PLUCKER_INLINE __attribute__((always_inline))
+#endif
 
 namespace plucker::simd {
 
