@@ -255,6 +255,49 @@ TEST(Reliability, MethodsAgreeAboutSingularity) {
   }
 }
 
+// A body of denormal mass (1e-310 kg, found by fuzz_dynamics) passed the relative test: its pivot
+// and M_kk are both denormal, so D^-1 overflowed and the ABA, innovations and minv returned NaN,
+// the Cholesky methods -inf. Now every method raises SingularError naming the joint.
+TEST(Reliability, DenormalMassIsSingularForEveryMethod) {
+  const double tiny = 1e-310;
+  ASSERT_LT(tiny, std::numeric_limits<double>::min());
+  struct Case {
+    const char* name;
+    bool prismatic;
+    RigidBodyInertia inertia;
+  };
+  const Case cases[] = {
+      {"revolute, tiny mass and tensor", false,
+       RigidBodyInertia::from_mass_com_inertia(tiny, Vec3::Zero(), Mat3::Identity() * tiny)},
+      {"prismatic, tiny mass", true, RigidBodyInertia::from_mass_com_inertia(tiny, Vec3::Zero(), Mat3::Identity() * 1e-2)},
+  };
+  for (const Case& c : cases) {
+    Model model = chain(3);
+    if (c.prismatic)
+      model.add_body(3, JointPrismaticX{}, Transform::translation(Vec3(0.1, 0, 0)), c.inertia, "dust", "dust_joint");
+    else
+      model.add_body(3, JointRevoluteZ{}, Transform::translation(Vec3(0.1, 0, 0)), c.inertia, "dust", "dust_joint");
+    Data data(model);
+    const VecX q = VecX::Constant(model.nq(), 0.3), v = VecX::Constant(model.nv(), 0.5), tau = VecX::Ones(model.nv());
+    for (ForwardDynamicsMethod method : forward_dynamics_methods()) {
+      const std::string msg = message_of<SingularError>([&] { forward_dynamics(model, data, q, v, tau, method); });
+      EXPECT_NE(msg.find("dust_joint"), std::string::npos) << c.name << ", " << to_string(method) << ": " << msg;
+    }
+    EXPECT_NE(message_of<SingularError>([&] { aba(model, data, q, v, tau); }).find("dust_joint"), std::string::npos)
+        << c.name;
+    EXPECT_NE(message_of<SingularError>([&] { minv(model, data, q); }).find("dust_joint"), std::string::npos) << c.name;
+    EXPECT_NE(message_of<SingularError>([&] { forward_dynamics_crba(model, data, q, v, tau); }).find("dust_joint"),
+              std::string::npos)
+        << c.name;
+    crba(model, data, q);
+    EXPECT_NE(message_of<SingularError>([&] { factorize_ltdl(model, data); }).find("dust_joint"), std::string::npos)
+        << c.name;
+    crba(model, data, q);
+    EXPECT_NE(message_of<SingularError>([&] { factorize_ltl(model, data); }).find("dust_joint"), std::string::npos)
+        << c.name;
+  }
+}
+
 // On romeo (massless fingers, mimic constraints), null_space answered for 3 of 8 states and raised
 // "K^T M K is not positive definite" (naming no joint) for the others. Now every method raises
 // for every state, naming a joint.
@@ -275,6 +318,9 @@ TEST(Reliability, ConstrainedMethodsAgreeAboutSingularity) {
           message_of<SingularError>([&] { constrained_forward_dynamics(model, data, q, zero, zero, options); });
       EXPECT_NE(msg.find("joint '"), std::string::npos) << "state " << s << " " << to_string(method) << ": " << msg;
     }
+    // project_velocity shares the null-space criterion and its message.
+    const std::string msg = message_of<SingularError>([&] { project_velocity(model, data, q, zero); });
+    EXPECT_NE(msg.find("joint '"), std::string::npos) << "state " << s << " project_velocity: " << msg;
   }
 }
 
@@ -303,6 +349,12 @@ TEST(Reliability, ModelConstructionRefusesWhatCannotBeARobot) {
   const int b = m.add_body(a, JointRevoluteZ{}, Transform(), I, "b", "jb");
   const int c = m.add_body(b, JointRevoluteZ{}, Transform(), I, "c", "jc");
   EXPECT_NE(message_of<ModelError>([&] { m.add_mimic({a, a, 2.0, 0.0}); }).find("mimics itself"), std::string::npos);
+  // A multiplier of 1e300 overflowed the null-space basis (NaN from project_velocity).
+  EXPECT_NE(message_of<ModelError>([&] { m.add_mimic({a, b, 1e300, 0.0}); }).find("multiplier 1e+300 is beyond"),
+            std::string::npos);
+  EXPECT_NE(message_of<ModelError>([&] { m.add_mimic({a, b, 1.0, -1e300}); }).find("offset -1e+300 is beyond"),
+            std::string::npos);
+  EXPECT_TRUE(m.mimics().empty());
   m.add_mimic({a, b, 2.0, 0.0});  // j = 2k
   EXPECT_NE(message_of<ModelError>([&] { m.add_mimic({b, a, 2.0, 0.0}); }).find("cycle"), std::string::npos);  // k = 2j
   m.add_mimic({b, c, 1.0, 0.0});

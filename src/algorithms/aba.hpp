@@ -91,7 +91,7 @@ double joint_space_diagonal(const Model& model, const std::vector<Transform>& X_
 [[noreturn]] void throw_singular(const Model& model, int i, int k, const char* fn, double pivot, double M_kk);
 
 /// The singularity test of one state's articulated pivot D_k (DEVELOPERS.md, "Singularity"):
-/// singular when D_k <= kSingularPivot M_kk. Screened first, at no cost, against the articulated
+/// singular unless pivot_accepted(D_k, M_kk). Screened first, at no cost, against the articulated
 /// inertia's largest diagonal entry: a pivot above kSingularPivot times it is accepted; one below
 /// is judged by the exact M_kk (computed then).
 struct PivotTest {
@@ -101,9 +101,9 @@ struct PivotTest {
   const char* fn;
   double screen;
   bool operator()(int k, double pivot) const {
-    if (pivot > kSingularPivot * screen) return true;
+    if (pivot_accepted(pivot, screen)) return true;
     const double M_kk = joint_space_diagonal(model, X_up, i, k);
-    if (pivot > kSingularPivot * M_kk) return true;
+    if (pivot_accepted(pivot, M_kk)) return true;
     throw_singular(model, i, k, fn, pivot, M_kk);
   }
 };

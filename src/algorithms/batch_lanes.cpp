@@ -92,7 +92,7 @@ bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>&
   // A pivot of some lane that fails the screen sends the group to the single-state ABA, which
   // judges it exactly and names the joint.
   const auto screen = [](int, const Sym6T<Pack>& P) {
-    const Pack threshold = kSingularPivot * pivot_scale(P);
+    const Pack threshold = simd::max(kSingularPivot * pivot_scale(P), simd::splat(kSmallestPivot));
     return [threshold](int, const Pack& pivot) { return greater(pivot, threshold); };
   };
   if (!aba_passes(model, st, s.q.data(), s.qd.data(), s.x.data(), s.out.data(), no_external_force, screen))

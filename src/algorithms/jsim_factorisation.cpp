@@ -41,13 +41,12 @@ struct DensePattern {
 // triangle of H = M^T (H(k, i) is M(i, k): row k of H is column k of M).
 template <class Pattern>
 void ltdl_in_place(const Model& model, MatX& M, VecX& scale, const Pattern& P, const char* where) {
-  using detail::kSingularPivot;
   Eigen::Transpose<MatX> H(M);
   const int n = static_cast<int>(H.rows());
   scale = H.diagonal();  // pivot tolerance relative to the original M(k, k)
   for (int k = n - 1; k >= 0; --k) {
     const double Hkk = H(k, k);  // = D(k) once the descendants of k are eliminated
-    if (!(scale[k] > 0.0) || !(Hkk > kSingularPivot * scale[k]))
+    if (!(scale[k] > 0.0) || !detail::pivot_accepted(Hkk, scale[k]))
       detail::throw_singular_dof(model, k, where, Hkk, scale[k]);
     for (int i = P.parent(k); i >= 0; i = P.parent(i)) {
       const double a = H(k, i) / Hkk;
@@ -64,12 +63,11 @@ void ltdl_in_place(const Model& model, MatX& M, VecX& scale, const Pattern& P, c
 // LTL (Featherstone 2005), M = L^T L, in place on the lower triangle of H = M^T.
 template <class Pattern>
 void ltl_in_place(const Model& model, MatX& M, VecX& scale, const Pattern& P, const char* where) {
-  using detail::kSingularPivot;
   Eigen::Transpose<MatX> H(M);
   const int n = static_cast<int>(H.rows());
   scale = H.diagonal();
   for (int k = n - 1; k >= 0; --k) {
-    if (!(scale[k] > 0.0) || !(H(k, k) > kSingularPivot * scale[k]))
+    if (!(scale[k] > 0.0) || !detail::pivot_accepted(H(k, k), scale[k]))
       detail::throw_singular_dof(model, k, where, H(k, k), scale[k]);
     H(k, k) = std::sqrt(H(k, k));
     for (int j = P.parent(k); j >= 0; j = P.parent(P.run(j))) {  // H(k, i) /= H(k, k), ancestors i

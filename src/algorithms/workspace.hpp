@@ -3,6 +3,8 @@
 // sin/cos of q, and the external-force input of the recursions.
 #pragma once
 
+#include <limits>
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -126,6 +128,15 @@ inline ops::JointQ<double> joint_q(const Model& model, const Data& data, const d
 
 /// Relative size below which a joint's pivot counts as zero (DEVELOPERS.md, "Singularity").
 inline constexpr double kSingularPivot = 1e-12;
+/// Absolute floor of a pivot: the smallest normal double. Below it the pivot's inverse
+/// overflows (a body of denormal mass) whatever its size relative to M_kk.
+inline constexpr double kSmallestPivot = std::numeric_limits<double>::min();
+/// The one singularity criterion (DEVELOPERS.md, "Singularity"): a pivot is accepted when it
+/// exceeds kSingularPivot times its reference entry (M_kk, or a column's largest entry) and is
+/// a normal number. NaN is refused.
+inline bool pivot_accepted(double pivot, double reference) {
+  return pivot > kSingularPivot * reference && pivot >= kSmallestPivot;
+}
 
 /// Where the external forces of a call are given, if any (a template parameter, so the
 /// recursions without external forces carry no test for them).

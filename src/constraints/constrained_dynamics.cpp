@@ -55,23 +55,39 @@ LoopsWorkspace::LoopsWorkspace(const Model& model) : n(model.nv()), nc(model.num
     qr.compute(MatX::Zero(n, nc));
     ldlt.compute(MatX::Identity(nc, nc));
     llt_G.compute(MatX::Identity(nc, nc));
-    llt_null.compute(MatX::Identity(n, n));
   }
 }
 
 namespace detail {
 
+int cholesky_in_place(Eigen::Ref<MatX> A) {
+  const int m = static_cast<int>(A.rows());
+  for (int k = 0; k < m; ++k) {
+    const double diagonal = A(k, k);  // untouched until column k is reached
+    const double pivot = diagonal - A.row(k).head(k).squaredNorm();
+    if (!pivot_accepted(pivot, diagonal)) return k;
+    A(k, k) = std::sqrt(pivot);
+    for (int r = k + 1; r < m; ++r) A(r, k) = (A(r, k) - A.row(r).head(k).dot(A.row(k).head(k))) / A(k, k);
+  }
+  return -1;
+}
+
+void cholesky_solve_in_place(const Eigen::Ref<const MatX>& L, Eigen::Ref<VecX> b) {
+  L.triangularView<Eigen::Lower>().solveInPlace(b);
+  L.triangularView<Eigen::Lower>().transpose().solveInPlace(b);
+}
+
 int lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<VecX> b, VecX& scale) {
   // Doolittle LU with partial pivoting, in place (Eigen's PartialPivLU allocates a temporary for
-  // its condition estimate). Column k is singular when its pivot is at most kSingularPivot times
-  // the column's largest entry (DEVELOPERS.md, "Singularity").
+  // its condition estimate). Column k is singular unless pivot_accepted(its pivot, the column's
+  // largest entry) (DEVELOPERS.md, "Singularity").
   const int m = static_cast<int>(A.rows());
   for (int k = 0; k < m; ++k) scale[k] = A.col(k).cwiseAbs().maxCoeff();
   for (int k = 0; k < m; ++k) {
     Eigen::Index p = 0;
     const double pivot = A.col(k).tail(m - k).cwiseAbs().maxCoeff(&p);
     p += k;
-    if (!(pivot > kSingularPivot * scale[k])) return k;
+    if (!pivot_accepted(pivot, scale[k])) return k;
     pivots[k] = static_cast<int>(p);
     if (p != k) {
       A.row(k).swap(A.row(p));
@@ -290,21 +306,17 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
       ws.tau_c.noalias() -= M * ws.tmp_n;
       ws.y.head(f).noalias() = K.transpose() * ws.tau_c;
       if (f > 0) {
-        ws.llt_null.compute(ws.KtMK.topLeftCorner(f, f));
-        // Singular when a pivot is at most kSingularPivot times its diagonal entry (DEVELOPERS.md,
-        // "Singularity"); named by the joint that free motion k moves most.
-        const auto& LL = ws.llt_null.matrixLLT();
-        for (int k = 0; k < f; ++k) {
-          const double pivot = ws.llt_null.info() == Eigen::Success ? LL(k, k) * LL(k, k) : 0.0;
-          if (!(pivot > detail::kSingularPivot * ws.KtMK(k, k))) {
-            Eigen::Index dof = 0;
-            K.col(k).cwiseAbs().maxCoeff(&dof);
-            throw SingularError("constrained_forward_dynamics (null_space): the mass matrix is singular on the "
-                                "mechanism's free motions (K^T M K), at joint '" +
-                                model.joint_name(model.joint_of_v(static_cast<int>(dof))) + "'");
-          }
+        // Singular unless every pivot is pivot_accepted (DEVELOPERS.md, "Singularity"); named by
+        // the joint that free motion k moves most.
+        const int k = detail::cholesky_in_place(ws.KtMK.topLeftCorner(f, f));
+        if (k >= 0) {
+          Eigen::Index dof = 0;
+          K.col(k).cwiseAbs().maxCoeff(&dof);
+          throw SingularError("constrained_forward_dynamics (null_space): the mass matrix is singular on the "
+                              "mechanism's free motions (K^T M K), at joint '" +
+                              model.joint_name(model.joint_of_v(static_cast<int>(dof))) + "'");
         }
-        ws.llt_null.solveInPlace(ws.y.head(f));
+        detail::cholesky_solve_in_place(ws.KtMK.topLeftCorner(f, f), ws.y.head(f));
       }
       qdd = ws.tmp_n;
       qdd.noalias() += K * ws.y.head(f);

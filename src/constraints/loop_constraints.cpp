@@ -363,10 +363,17 @@ VecX project_velocity(const Model& model, Data& data, const Eigen::Ref<const Vec
   const MatX K = Q.rightCols(model.nv() - cod.rank());
   const MatX& M = crba(model, data, q);
   const VecX Mv = M * v;
-  Eigen::LLT<MatX> reduced(K.transpose() * M * K);
-  if (reduced.info() != Eigen::Success)
-    throw SingularError("project_velocity: K^T M K is not positive definite (singular mass matrix on the free motions)");
-  return K * reduced.solve(K.transpose() * Mv);
+  MatX reduced = K.transpose() * M * K;
+  VecX y = K.transpose() * Mv;
+  // The null-space method's criterion and message (constrained_forward_dynamics).
+  if (const int k = detail::cholesky_in_place(reduced); k >= 0) {
+    Eigen::Index dof = 0;
+    K.col(k).cwiseAbs().maxCoeff(&dof);
+    throw SingularError("project_velocity: the mass matrix is singular on the mechanism's free motions (K^T M K), "
+                        "at joint '" + model.joint_name(model.joint_of_v(static_cast<int>(dof))) + "'");
+  }
+  detail::cholesky_solve_in_place(reduced, y);
+  return K * y;
 }
 
 std::vector<Force> loop_joint_forces(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,

@@ -84,7 +84,7 @@ struct LoopsWorkspace : detail::WorkspaceOf<LoopsWorkspace> {
   MatX Q, Lr, Rr, G, K, Y, A, MK, KtMK, La;
   std::vector<int> pivots;  // of the KKT LU
   Eigen::LDLT<MatX> ldlt;
-  Eigen::LLT<MatX> llt_G, llt_null;
+  Eigen::LLT<MatX> llt_G;
 };
 
 namespace detail {
@@ -95,9 +95,14 @@ namespace detail {
 /// form_Q, Q as a matrix (nv x nv, for the null-space basis). Returns r.
 int reveal_rank(LoopsWorkspace& ws, const MatX& L, double tolerance, bool form_Q);
 /// Solves A x = b in place (x in b) by LU with partial pivoting on A (overwritten), without
-/// allocating (scale: a scratch of A's size). Returns -1, or the column whose pivot is at most
-/// kSingularPivot times the column's largest entry (then A and b are partly overwritten).
+/// allocating (scale: a scratch of A's size). Returns -1, or the first column whose pivot is
+/// not pivot_accepted against the column's largest entry (then A and b are partly overwritten).
 int lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<VecX> b, VecX& scale);
+/// A = L L^T in place on A's lower triangle (A symmetric), without allocating. Returns -1, or
+/// the first column whose pivot is not pivot_accepted against A's original diagonal entry.
+int cholesky_in_place(Eigen::Ref<MatX> A);
+/// b := (L L^T)^-1 b with L the lower triangle left by cholesky_in_place.
+void cholesky_solve_in_place(const Eigen::Ref<const MatX>& L, Eigen::Ref<VecX> b);
 /// The minimum-norm lambda with L^T lambda = tau_c (tau_c in the range of L^T), from the
 /// decomposition left by reveal_rank: mu = R_r^T (R_r R_r^T)^-1 Q_1^T tau_c, lambda = P mu.
 void min_norm_multipliers(LoopsWorkspace& ws, int r, const VecX& tau_c, VecX& lambda);

@@ -256,11 +256,16 @@ void Model::add_mimic(const MimicRelation& m) {
   if (nv_j_[m.follower] != 1 || nv_j_[m.leader] != 1)
     throw ModelError("add_mimic: joint '" + name + "' and its leader '" + joint_names_[m.leader] +
                      "' must both have one DoF");
-  if (!std::isfinite(m.multiplier) || !std::isfinite(m.offset))
-    throw ModelError("add_mimic: joint '" + name + "': non-finite multiplier or offset");
-  for (const MimicRelation& other : mimics_)
-    if (other.follower == m.follower)
-      throw ModelError("add_mimic: joint '" + name + "' already mimics joint '" + joint_names_[other.leader] + "'");
+  if (!(std::abs(m.multiplier) <= range::kMaxMimicMultiplier))
+    throw ModelError("add_mimic: joint '" + name + "': multiplier " + format_number(m.multiplier) +
+                     " is beyond the physical range (|multiplier| <= " + format_number(range::kMaxMimicMultiplier) + ")");
+  if (!(std::abs(m.offset) <= range::kMaxLength))
+    throw ModelError("add_mimic: joint '" + name + "': offset " + format_number(m.offset) +
+                     " is beyond the physical range (|offset| <= " + format_number(range::kMaxLength) + ")");
+  mimic_leader_.resize(parent_.size(), -1);
+  if (mimic_leader_[m.follower] >= 0)
+    throw ModelError("add_mimic: joint '" + name + "' already mimics joint '" + joint_names_[mimic_leader_[m.follower]] +
+                     "'");
   // Every follower has one leader, so the relations form a forest of in-trees; a new one closes a
   // cycle exactly when its leader is already connected to its follower (union-find, O(N) in all).
   for (std::size_t k = mimic_set_.size(); k < parent_.size(); ++k) mimic_set_.push_back(static_cast<int>(k));
@@ -273,6 +278,7 @@ void Model::add_mimic(const MimicRelation& m) {
     throw ModelError("add_mimic: joint '" + name + "' mimicking joint '" + joint_names_[m.leader] +
                      "' closes a cycle of mimic relations");
   mimic_set_[a] = b;
+  mimic_leader_[m.follower] = m.leader;
   mimics_.push_back(m);
   ++num_constraints_;
 }
@@ -280,8 +286,8 @@ void Model::add_mimic(const MimicRelation& m) {
 int Model::add_loop_joint(const LoopJoint& joint) {
   check_name(joint.name, "add_loop_joint", "name");
   const std::string where = "add_loop_joint '" + joint.name + "': ";
-  for (const LoopJoint& other : loop_joints_)
-    if (other.name == joint.name) throw ModelError("add_loop_joint: duplicate loop joint name '" + joint.name + "'");
+  if (loop_joint_index_.count(joint.name))
+    throw ModelError("add_loop_joint: duplicate loop joint name '" + joint.name + "'");
   if (joint_index_.count(joint.name))
     throw ModelError(where + "a tree joint already has this name");
   for (int b : {joint.predecessor, joint.successor})
@@ -304,6 +310,7 @@ int Model::add_loop_joint(const LoopJoint& joint) {
     if (!std::isfinite(norm) || norm < 1e-9) throw ModelError(where + "zero or non-finite axis");
     lj.axis = joint.axis / norm;
   }
+  loop_joint_index_.emplace(lj.name, static_cast<int>(loop_joints_.size()));
   loop_joints_.push_back(lj);
   num_constraints_ += loop_joint_constraints(lj.type);
   if (lj.actuated) num_loop_actuators_ += loop_joint_dof(lj.type);
@@ -317,8 +324,7 @@ std::vector<std::string> Model::loop_joint_names() const {
 }
 
 int Model::loop_joint_index(const std::string& name) const {
-  for (size_t k = 0; k < loop_joints_.size(); ++k)
-    if (loop_joints_[k].name == name) return static_cast<int>(k);
+  if (const auto it = loop_joint_index_.find(name); it != loop_joint_index_.end()) return it->second;
   throw InvalidArgument("unknown loop joint '" + name + "'");
 }
 

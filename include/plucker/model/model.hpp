@@ -181,8 +181,10 @@ class Model {
   std::unordered_map<std::string, int> body_index_, joint_index_, frame_index_;
   std::vector<Frame> frames_;
   std::vector<MimicRelation> mimics_;
-  std::vector<int> mimic_set_;  ///< union-find over joints, for add_mimic's cycle test
+  std::vector<int> mimic_set_;     ///< union-find over joints, for add_mimic's cycle test
+  std::vector<int> mimic_leader_;  ///< per joint: the joint it mimics, or -1
   std::vector<LoopJoint> loop_joints_;
+  std::unordered_map<std::string, int> loop_joint_index_;
   int num_constraints_ = 0, num_loop_actuators_ = 0;
   struct UnitBlock {
     int q_index, size, joint;  ///< a unit quaternion (size 4) or planar (cos, sin) pair (size 2) in q

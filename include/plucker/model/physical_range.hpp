@@ -13,5 +13,8 @@ inline constexpr double kMaxLength = 1e6;
 inline constexpr double kMaxMass = 1e9;
 /// Largest entry of a rotational inertia, kg m^2 (kMaxMass kMaxLength^2).
 inline constexpr double kMaxInertia = 1e21;
+/// Largest |multiplier| of a mimic relation (a gear ratio); its |offset| is bounded by
+/// kMaxLength (m or rad).
+inline constexpr double kMaxMimicMultiplier = 1e6;
 
 }  // namespace plucker::physical_range
