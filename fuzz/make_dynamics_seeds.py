@@ -6,13 +6,15 @@ from the end (fuzz/fuzz_dynamics.cpp): the scale of the states (1 byte), the see
 states (8 bytes), the options (1 byte: bit 0 free-flyer, bit 1 strict). The documents: the
 loadable fuzz_urdf seeds, the example models, and models that load with defects the
 algorithms must survive (massless moving links, point masses, extreme mass ratios, mimics
-and loops that cannot close). Run from the repository root; rewrites the directory.
+and loops that cannot close), and the inputs of fuzz/regressions/ (findings fixed since: each
+must give a plucker::Error, never NaN). Run from the repository root; rewrites the directory.
 """
 import os
 import shutil
 import struct
 
 OUT = "fuzz/corpus/fuzz_dynamics"
+REGRESSIONS = "fuzz/regressions"
 I = '<inertial><mass value="{m}"/><inertia ixx="{i}" ixy="0" ixz="0" iyy="{i}" iyz="0" izz="{i}"/></inertial>'
 
 
@@ -68,7 +70,7 @@ def main():
                                       '<successor link="b" xyz="0.1 0 0"/></loop_joint>').encode()
     docs["mimic_conflict"] = robot("conflict", link("g") + link("a") + link("b") +
                                    joint("ja", "prismatic", "g", "a", '<axis xyz="1 0 0"/>') +
-                                   joint("jb", "prismatic", "a", "b", '<axis xyz="1 0 0"/><mimic joint="ja" multiplier="1e9"/>') +
+                                   joint("jb", "prismatic", "a", "b", '<axis xyz="1 0 0"/><mimic joint="ja" multiplier="1e6"/>') +
                                    '<loop_joint name="w" type="fixed"><predecessor link="g"/><successor link="b"/></loop_joint>').encode()
 
     shutil.rmtree(OUT, ignore_errors=True)
@@ -77,7 +79,10 @@ def main():
         for flags in (0, 1):
             with open(os.path.join(OUT, f"{name}_{'free' if flags else 'fixed'}"), "wb") as f:
                 f.write(doc + suffix(scale=k % 4, seed=1000 + k, flags=flags))
-    print(f"{2 * len(docs)} seeds in {OUT}")
+    regressions = sorted(f for f in os.listdir(REGRESSIONS) if f.startswith("dynamics-"))
+    for name in regressions:
+        shutil.copyfile(os.path.join(REGRESSIONS, name), os.path.join(OUT, "regression_" + name))
+    print(f"{2 * len(docs) + len(regressions)} seeds in {OUT}")
 
 
 if __name__ == "__main__":
