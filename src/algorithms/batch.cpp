@@ -86,13 +86,13 @@ BatchWorkspace& BatchWorkspace::operator=(BatchWorkspace&&) noexcept = default;
 
 struct BatchAccess {
   /// Evaluates states 0..B-1, split evenly over the threads in contiguous ranges (the calling
-  /// thread takes the first). Within a range, when `lanes` is set, each full group of W
+  /// thread takes the first). Within a range, each full group of W
   /// states starting at b is evaluated by group(scratch, b), which returns false to have
   /// those W states evaluated one by one instead; the other states by state(data, b). The
   /// first error (in state order) is rethrown, naming its state: once a state has failed,
   /// the threads skip the states after it, but still evaluate the ones before it.
   template <class Group, class State>
-  static void for_each_state(const char* fn, const Model& model, BatchWorkspace& ws, Eigen::Index B, bool lanes,
+  static void for_each_state(const char* fn, const Model& model, BatchWorkspace& ws, Eigen::Index B,
                              const Group& group, const State& state) {
     constexpr int W = simd::W;
     for (Data& d : ws.data_) detail::check_data(model, d, fn);
@@ -119,10 +119,9 @@ struct BatchAccess {
         }
       };
       Eigen::Index b = begin;
-      if (lanes)
-        for (; b + W <= end && !failed_before(b); b += W)
-          if (!group(*ws.lanes_[static_cast<std::size_t>(t)], b))
-            for (int k = 0; k < W; ++k) one(b + k);
+      for (; b + W <= end && !failed_before(b); b += W)
+        if (!group(*ws.lanes_[static_cast<std::size_t>(t)], b))
+          for (int k = 0; k < W; ++k) one(b + k);
       for (; b < end && !failed_before(b); ++b) one(b);
     };
     if (T <= 1) {
@@ -155,7 +154,7 @@ void rnea_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<
   check_batch_sizes(fn, "Tau (output)", Tau, model.nv(), "nv x B", B);
   check_states(model, fn, Q, &V, &A, "a");
   BatchAccess::for_each_state(
-      fn, model, workspace, B, true,
+      fn, model, workspace, B,
       [&](detail::LaneScratch& s, Eigen::Index b) {
         detail::rnea_lanes(model, s, Q, V, A, b, Tau);
         return true;
@@ -176,7 +175,7 @@ void aba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<c
   check_batch_sizes(fn, "Qdd (output)", Qdd, model.nv(), "nv x B", B);
   check_states(model, fn, Q, &V, &Tau, "tau");
   BatchAccess::for_each_state(
-      fn, model, workspace, B, true,
+      fn, model, workspace, B,
       [&](detail::LaneScratch& s, Eigen::Index b) { return detail::aba_lanes(model, s, Q, V, Tau, b, Qdd); },
       [&](Data& data, Eigen::Index b) {
         detail::aba_unchecked(model, data, Q.col(b).data(), V.col(b).data(), Tau.col(b).data());
@@ -196,7 +195,7 @@ void crba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<
   check_states(model, fn, Q, nullptr, nullptr, nullptr);
   const auto out = triangle == Triangle::Full ? detail::CrbaOut::Full : detail::CrbaOut::Upper;
   BatchAccess::for_each_state(
-      fn, model, workspace, B, true,
+      fn, model, workspace, B,
       [&](detail::LaneScratch& s, Eigen::Index b) {
         detail::crba_lanes(model, workspace.jsim_pattern(), s, Q, b, out, M);
         return true;
@@ -216,7 +215,7 @@ void crba_batch_packed(const Model& model, BatchWorkspace& workspace, const Eige
   check_batch_sizes(fn, "Mp (output)", Mp, nnz, "nnz x B", B);
   check_states(model, fn, Q, nullptr, nullptr, nullptr);
   BatchAccess::for_each_state(
-      fn, model, workspace, B, true,
+      fn, model, workspace, B,
       [&](detail::LaneScratch& s, Eigen::Index b) {
         detail::crba_lanes(model, workspace.jsim_pattern(), s, Q, b, detail::CrbaOut::Packed, Mp);
         return true;
