@@ -11,6 +11,8 @@
 #                    (docs/benchmarks.md)
 #   make bench-scaling  same build, plucker_bench --scaling, bench/plot_scaling.py
 #                    (build/bench/scaling.json, docs/scaling.png)
+#   make bench-large same build, plucker_bench --large=$(LARGE_LINKS): load time, memory and
+#                    first RNEA/ABA of a LARGE_LINKS-link chain URDF (build/bench/large_model.json)
 #   make test-asan   ASan+UBSan build in build-asan/ + ctest
 #   make fuzz        clang libFuzzer build in build-fuzz/, each fuzzer for $(FUZZ_SECONDS) s
 #   make flops       scalar-SSE2 build in build-flops/ (no -march, no vectorisation), then
@@ -25,6 +27,7 @@ JOBS ?= 2
 BENCH_ARGS ?=
 PYTHON ?= /usr/bin/python3
 FUZZ_SECONDS ?= 60
+LARGE_LINKS ?= 100000
 FLOPS_ARGS ?=
 # Every FP operation a scalar SSE2 instruction: no Eigen SIMD, no auto-vectoriser, and
 # the default x86-64 target (no -march=native, so no FMA).
@@ -38,7 +41,7 @@ define configure
 	fi
 endef
 
-.PHONY: all build test demo bench bench-scaling test-asan fuzz flops clean
+.PHONY: all build test demo bench bench-scaling bench-large test-asan fuzz flops clean
 
 all: build
 
@@ -74,6 +77,13 @@ bench-scaling:
 	$(CMAKE) --build build-bench --target plucker_bench -j$(JOBS)
 	build-bench/plucker_bench --scaling $(BENCH_ARGS)
 	$(PYTHON) bench/plot_scaling.py
+
+bench-large:
+	@scripts/install-deps.sh --bench
+	$(call configure,build-bench,-DCMAKE_BUILD_TYPE=Release -DPLUCKER_NATIVE=ON \
+	  -DPLUCKER_BUILD_TESTS=OFF -DPLUCKER_BUILD_PYTHON=OFF -DPLUCKER_BUILD_EXAMPLES=OFF)
+	$(CMAKE) --build build-bench --target plucker_bench -j$(JOBS)
+	build-bench/plucker_bench --large=$(LARGE_LINKS)
 
 test-asan:
 	@scripts/install-deps.sh

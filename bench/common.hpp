@@ -304,5 +304,6 @@ int run_scaling(const Options& opt);                                    // scali
 int run_fd(const Options& opt);                                         // fd_study.cpp
 int run_fd_ops(const std::string& spec);                                // fd_study.cpp
 int run_fd_accuracy(const std::string& out_dir, const std::string& models);  // fd_study.cpp
+int run_large_model(int links, const std::string& out_dir);                 // large_model.cpp
 
 }  // namespace plucker_bench

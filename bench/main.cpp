@@ -13,7 +13,7 @@ namespace {
 using plucker_bench::Options;
 
 void usage() {
-  std::cout << "usage: plucker_bench [--scaling | --micro | --fd | --batch] [--reps=N] [--min_time=SECONDS] [--models=REGEX]\n"
+  std::cout << "usage: plucker_bench [--scaling | --micro | --fd | --batch | --large=N] [--reps=N] [--min_time=SECONDS] [--models=REGEX]\n"
                "                     [--no_peers] [--out=DIR] [--benchmark_* flags]\n"
                "  default     robot models x algorithms, plucker vs peers: one table, and\n"
                "              <out>/results.json, agreement.txt, meta.json (out: "
@@ -24,6 +24,7 @@ void usage() {
                "  --batch     rnea/crba/aba_batch states per second, 1 and 2 threads: <out>/batch.json\n"
                "  --fd        every forward-dynamics method vs N, chains and trees: <out>/fd_timing.json\n"
                "  --fd_accuracy   every forward-dynamics method vs a long-double reference: <out>/fd_accuracy.json\n"
+               "  --large=N   load an N-link chain URDF, time and memory of load, Data, RNEA, ABA: <out>/large_model.json\n"
                "  --fd_ops=MODEL,METHOD,K   run forward_dynamics K times and exit (op counting under valgrind)\n";
 }
 
@@ -46,6 +47,7 @@ int main(int argc, char** argv) {
   opt.out = plucker_bench::default_out_dir();
   std::vector<char*> rest = {argv[0]};
   bool user_filter = false, user_interleave = false, fd_accuracy = false;
+  int large = 0;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     auto value = [&](const std::string& key) { return a.substr(key.size()); };
@@ -55,6 +57,7 @@ int main(int argc, char** argv) {
     else if (a == "--batch") opt.mode = Options::Mode::Batch;
     else if (a.rfind("--fd_ops=", 0) == 0) return plucker_bench::run_fd_ops(value("--fd_ops="));
     else if (a == "--fd_accuracy") fd_accuracy = true;
+    else if (a.rfind("--large=", 0) == 0) large = std::atoi(value("--large=").c_str());
     else if (a.rfind("--reps=", 0) == 0) opt.reps = std::max(1, std::atoi(value("--reps=").c_str()));
     else if (a.rfind("--min_time=", 0) == 0) opt.min_time = std::atof(value("--min_time=").c_str());
     else if (a.rfind("--models=", 0) == 0) opt.models = value("--models=");
@@ -70,6 +73,7 @@ int main(int argc, char** argv) {
     }
   }
   if (fd_accuracy) return plucker_bench::run_fd_accuracy(opt.out, opt.models);
+  if (large) return plucker_bench::run_large_model(large, opt.out);
   std::string filter = mode_filter(opt.mode);
   if (!user_filter) rest.push_back(filter.data());
   // The table's repetitions run in random interleaved order: a slow spell of the machine then
