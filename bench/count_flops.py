@@ -234,11 +234,11 @@ def count(callgrind_file, reps=1):
                          "instruction address of objdump's listing (address mapping broken)")
     totals["flops"] = totals["mul"] + totals["add"] + totals["div"] + totals["sqrt"]
     # The two parts of a call that are not the dynamics: argument checks (Model::check_*:
-    # x - x == 0 finiteness tests, quaternion norms) and sin/cos of q. In this build the only
-    # packed instructions are those of the 2-lane sin/cos kernel (detail/sincos.hpp, which has
-    # no scalar arithmetic), so its cost is the packed operations.
+    # x - x == 0 finiteness tests, quaternion norms) and sin/cos of q (sincos_batch, kept out of
+    # line in this build by PLUCKER_COUNT_FLOPS; src/spatial/sincos.hpp). Both by function name:
+    # packed instructions are no guide, the operations layer's column blocks use them too.
     totals["checks"] = sum(d["flops"] for f, d in per_func.items() if "::check_" in short_name(f))
-    totals["sincos"] = totals["packed_lanes"]
+    totals["sincos"] = sum(d["flops"] for f, d in per_func.items() if "sincos" in short_name(f))
     totals["core"] = totals["flops"] - totals["checks"] - totals["sincos"]
 
     def per_call(x):
@@ -286,6 +286,23 @@ def validate(driver, workdir):
                   f"{fmt_counts(got)} per call -> {'OK' if ok else 'MISMATCH'}")
             if not ok:
                 raise SystemExit("count_flops: validation failed; the counts below would be wrong")
+    return rows
+
+
+# The operations layer's kernels measured one by one (plucker_flops --op=NAME), each with its
+# hand count where the paper's compact forms give one (flops_report.OP_KERNELS).
+OP_KERNELS = ["apply_motion", "apply_inverse_force", "apply_inverse_force_axis", "crf", "crm", "times_rigid",
+              "body_force", "times_articulated", "congruence_rigid", "congruence_rigid_axis",
+              "congruence_articulated", "congruence_articulated_axis"]
+
+
+def measure_ops(driver, workdir):
+    """Flops of each operation of the operations layer, per call (two calls in the region)."""
+    rows = []
+    for name in OP_KERNELS:
+        _meta, res = run_case(driver, [f"--op={name}"], workdir, reps=2)
+        rows.append(dict(name=name, **{k: res[k] for k in ("mul", "add", "div", "sqrt", "flops", "instructions")}))
+        print(f"op {name:<28} {fmt_counts(res):<24} flops {res['flops']:>5} instructions {res['instructions']:>5}")
     return rows
 
 
@@ -373,6 +390,8 @@ def main():
 
     print("== validation of the counter (hand-counted kernels)")
     validation = validate(driver, workdir)
+    print("== the operations layer, one operation at a time")
+    ops = measure_ops(driver, workdir)
 
     cases = []
     for family in FAMILIES:
@@ -436,7 +455,7 @@ def main():
 
     env = environment(driver)
     out = dict(date=env["date"], commit=env["commit"], compiler=env["compiler"], flags=env["flags"],
-               valgrind=env["valgrind"], validation=validation, rows=rows, fits=fits)
+               valgrind=env["valgrind"], validation=validation, ops=ops, rows=rows, fits=fits)
     jpath = os.path.join(args.out, "flops.json")
     with open(jpath, "w") as f:
         json.dump(out, f, indent=1)

@@ -2,6 +2,7 @@
 //
 //   plucker_flops --model=SPEC --algo=NAME [--reps=K]
 //   plucker_flops --validate=NAME [--reps=K]
+//   plucker_flops --op=NAME [--reps=K]
 //
 // SPEC: chain:N (build_chain(N): revolute joints about body z/y, the RNEA fast path),
 // tree:N (build_random_tree(N, 2, 0, 1): a binary tree of revolute-z joints), axischain:N
@@ -11,6 +12,10 @@
 // NAME: rnea, nonlinear_effects, gravity_torques, crba, aba, forward_kinematics (q, v, a).
 // Validation kernels with hand-counted operations: matvec3 (3x3 matrix times 3-vector:
 // 9 mul + 6 add), normalize3 (x / |x|: 3 mul + 2 add + 1 sqrt + 3 div).
+// Spatial operations (--op, the list in op_names below): one operation of the library's
+// operations layer (src/spatial/ops.hpp, inertia_ops.hpp), as the recursions instantiate it on
+// double, in a noinline wrapper: the recursions inline these operations, so their cost is
+// measured here, one by one, for the breakdown in docs/flops.md.
 //
 // The program builds the model and one random state, runs the algorithm once as a warm-up,
 // then calls plucker_flops_region(), which runs it K times. Callgrind collects inside that
@@ -33,6 +38,7 @@
 #include "plucker/model/builders.hpp"
 #include "plucker/plucker.hpp"
 #include "plucker/algorithms/batch.hpp"
+#include "spatial/inertia_ops.hpp"
 
 namespace {
 
@@ -48,6 +54,77 @@ __attribute__((noinline)) void matvec3(const double* A, const double* x, double*
 __attribute__((noinline)) void normalize3(const double* x, double* y) {
   const double n = std::sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2]);
   for (int i = 0; i < 3; ++i) y[i] = x[i] / n;
+}
+
+// ---- the operations layer, one operation per wrapper ----
+namespace ops = plucker::ops;
+using plucker::ArticulatedBodyInertia;
+using plucker::Force;
+using plucker::Motion;
+using plucker::RigidBodyInertia;
+using plucker::Transform;
+using AxisZ = ops::AxisTransform<2, double>;
+
+struct OpOperands {
+  Transform X;
+  AxisZ Xz;
+  Motion m, n;
+  Force f, out_f;
+  Motion out_m;
+  RigidBodyInertia I, I_out;
+  ArticulatedBodyInertia IA, IA_out;
+};
+__attribute__((noinline)) void op_apply_motion(OpOperands& o) { o.out_m = ops::apply(o.X, o.m); }
+__attribute__((noinline)) void op_apply_inverse_force(OpOperands& o) { o.out_f = ops::apply_inverse(o.X, o.f); }
+__attribute__((noinline)) void op_apply_inverse_force_axis(OpOperands& o) { o.out_f = ops::apply_inverse(o.Xz, o.f); }
+__attribute__((noinline)) void op_crf(OpOperands& o) { o.out_f = ops::crf(o.m, o.f); }
+__attribute__((noinline)) void op_crm(OpOperands& o) { o.out_m = ops::crm(o.m, o.n); }
+__attribute__((noinline)) void op_times_rigid(OpOperands& o) { o.out_f = ops::times(o.I, o.m); }
+__attribute__((noinline)) void op_body_force(OpOperands& o) { o.out_f = ops::body_force<true>(o.I, o.m, o.n); }
+__attribute__((noinline)) void op_times_articulated(OpOperands& o) { o.out_f = ops::times6(o.IA, o.m); }
+__attribute__((noinline)) void op_congruence_rigid(OpOperands& o) { ops::add_congruence(o.X, o.I, o.I_out); }
+__attribute__((noinline)) void op_congruence_rigid_axis(OpOperands& o) { ops::add_congruence(o.Xz, o.I, o.I_out); }
+__attribute__((noinline)) void op_congruence_articulated(OpOperands& o) { ops::add_congruence(o.X, o.IA, o.IA_out); }
+__attribute__((noinline)) void op_congruence_articulated_axis(OpOperands& o) {
+  ops::add_congruence(o.Xz, o.IA, o.IA_out);
+}
+using OpFn = void (*)(OpOperands&);
+struct OpEntry {
+  const char* name;
+  OpFn fn;
+};
+constexpr OpEntry op_names[] = {
+    {"apply_motion", op_apply_motion},               // X m, general E
+    {"apply_inverse_force", op_apply_inverse_force},  // X^T f, general E
+    {"apply_inverse_force_axis", op_apply_inverse_force_axis},  // X^T f, E a plane rotation about z
+    {"crf", op_crf},                                  // v x* f
+    {"crm", op_crm},                                  // v x m
+    {"times_rigid", op_times_rigid},                  // I v, rigid (m, h, Ibar)
+    {"body_force", op_body_force},                    // I a + v x* I v (Eq. 5)
+    {"times_articulated", op_times_articulated},      // I^A c, symmetric 6x6
+    {"congruence_rigid", op_congruence_rigid},        // I_p += X^T I X (Eq. 9), general E
+    {"congruence_rigid_axis", op_congruence_rigid_axis},
+    {"congruence_articulated", op_congruence_articulated},  // I^A_p += X^T I^a X (Eq. 12), general E
+    {"congruence_articulated_axis", op_congruence_articulated_axis},
+};
+
+OpOperands make_operands(int seed) {
+  std::mt19937_64 rng(static_cast<unsigned>(seed));
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  OpOperands o;
+  const Eigen::Vector3d axis = Eigen::Vector3d(u(rng), u(rng), u(rng)).normalized();
+  o.X = Transform(Eigen::AngleAxisd(u(rng), axis).toRotationMatrix(), Eigen::Vector3d(u(rng), u(rng), u(rng)));
+  const double angle = u(rng);
+  o.Xz = AxisZ{{std::sin(angle), std::cos(angle)}, Eigen::Vector3d(u(rng), u(rng), u(rng))};
+  o.m = Motion(Eigen::Vector3d(u(rng), u(rng), u(rng)), Eigen::Vector3d(u(rng), u(rng), u(rng)));
+  o.n = Motion(Eigen::Vector3d(u(rng), u(rng), u(rng)), Eigen::Vector3d(u(rng), u(rng), u(rng)));
+  o.f = Force(Eigen::Vector3d(u(rng), u(rng), u(rng)), Eigen::Vector3d(u(rng), u(rng), u(rng)));
+  const Eigen::Matrix3d Ic = Eigen::Vector3d(0.3, 0.2, 0.1).asDiagonal();
+  o.I = RigidBodyInertia::from_mass_com_inertia(2.0 + u(rng), Eigen::Vector3d(u(rng), u(rng), u(rng)), Ic);
+  o.I_out = o.I;
+  o.IA = ArticulatedBodyInertia(o.I);
+  o.IA_out = o.IA;
+  return o;
 }
 
 struct Workload {
@@ -70,7 +147,8 @@ std::string arg_value(int argc, char** argv, const std::string& key, const std::
 [[noreturn]] void usage(const std::string& why) {
   std::cerr << "plucker_flops: " << why
             << "\nusage: plucker_flops --model=chain:N|tree:N|axischain:N|urdf:PATH|urdf-ff:PATH --algo=NAME [--reps=K]\n"
-               "       plucker_flops --validate=matvec3|normalize3 [--reps=K]\n";
+               "       plucker_flops --validate=matvec3|normalize3 [--reps=K]\n"
+               "       plucker_flops --op=NAME [--reps=K]\n";
   std::exit(2);
 }
 
@@ -117,6 +195,23 @@ int main(int argc, char** argv) {
     plucker_flops_region(w, reps);
     std::cout << "kind=validate name=" << validate << " reps=" << reps << " expect_mul=" << mul
               << " expect_add=" << add << " expect_div=" << div << " expect_sqrt=" << sqrt << " check=" << y[0] + y[2]
+              << '\n';
+    return 0;
+  }
+
+  if (const std::string op = arg_value(argc, argv, "op"); !op.empty()) {
+    OpFn fn = nullptr;
+    for (const OpEntry& e : op_names)
+      if (op == e.name) fn = e.fn;
+    if (!fn) usage("unknown --op '" + op + "'");
+    OpOperands operands = make_operands(argc);
+    Workload w;
+    w.call = [&] { fn(operands); };
+    w.call();
+    plucker_flops_region(w, reps);
+    std::cout << "kind=op name=" << op << " reps=" << reps
+              << " check=" << operands.out_f.linear.norm() + operands.out_m.linear.norm() +
+                                  operands.I_out.mass() + operands.IA_out.matrix().trace()
               << '\n';
     return 0;
   }

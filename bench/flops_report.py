@@ -25,6 +25,28 @@ OPS = [
 ]
 OP = {name: (m, a) for name, _, m, a in OPS}
 
+# The operations layer's kernels as measured by plucker_flops --op (bench/count_flops.py), with
+# the hand count of the same operation where the compact forms above give it: (what, m, a) or
+# (what, None, None). "+=" kernels add their result into the target (the entries added).
+OP_KERNELS = {
+    "apply_motion": ("X m, general E", *OP["X m"]),
+    "apply_inverse_force": ("X^T f, general E", *OP["X^T f"]),
+    "apply_inverse_force_axis": ("X^T f, E a plane rotation about z: E^T turns two rows of n and f "
+                                 "(4m 2a each), r x f' + n (6m 6a)", 14, 10),
+    "crf": ("v x* f", *OP["v x* f"]),
+    "crm": ("v x m: (w x w', w x u' + u x w')", 18, 12),
+    "times_rigid": ("I v, rigid (m, h, Ibar)", *OP["I v"]),
+    "body_force": ("I a + v x* I v (Eq. 5)", 2 * OP["I v"][0] + OP["v x* f"][0],
+                   2 * OP["I v"][1] + OP["v x* f"][1] + 6),
+    "times_articulated": ("I^A c, I^A a symmetric 6x6, c general", 36, 30),
+    "congruence_rigid": ("I_p += X^T I X (Eq. 9), general E; 10 entries added",
+                         OP["X^T I X (rigid)"][0], OP["X^T I X (rigid)"][1] + 10),
+    "congruence_rigid_axis": ("the same, E a plane rotation about z", None, None),
+    "congruence_articulated": ("I^A_p += X^T I^a X (Eq. 12), general E; 21 entries added",
+                               OP["X^T I^A X (articulated)"][0], OP["X^T I^A X (articulated)"][1] + 21),
+    "congruence_articulated_axis": ("the same, E a plane rotation about z", None, None),
+}
+
 
 def _sum(steps):
     return sum(m for _, m, _a in steps), sum(a for _, _m, a in steps)
@@ -175,20 +197,21 @@ def write_report(data, path, short_name):
       "flops = mul + add + div + sqrt.\n")
     objects = sorted({o for r in rows for o in r["objects"]})
     libm = [o for o in objects if o.startswith("libm")]
-    per_coord = sorted({Fraction(r["sincos"], 2 * ((r["nq"] + 1) // 2)) for r in rows})
+    per_coord = sorted({Fraction(r["sincos"], r["nq"]) for r in rows if r["nq"]})
     w("Objects whose code ran inside the regions: "
       + ", ".join(f"`{o}`" for o in objects) + ". "
       + ("libm's sin/cos ran in some regions and are counted like everything else. " if libm else
          "No libm code ran: the algorithms take sin/cos of q from plucker's own vectorised kernel "
-         "(src/detail/sincos.hpp), which calls libm only for |q| >= 1e5. ")
-      + "The kernel's 2-lane SSE2 instructions (GCC vector extensions, which the no-vectorisation "
-      "flags do not remove) are the only packed instructions in these runs; they are reported as "
-      "`sin/cos` below (all its arithmetic is packed, so that column is its whole cost, padding lanes "
-      "included; in every run here the packed operations are "
-      + " / ".join(frac(k) for k in per_coord) + " per coordinate of q, rounded up to an even number "
-      "of coordinates). `checks`: the flops of the argument checks (`Model::check_configuration`, "
-      "`check_tangent`: finiteness tests as x - x, quaternion norms). `core` = flops - sin/cos - checks: "
-      "the dynamics proper, which is what the hand count below covers.\n")
+         "(src/spatial/sincos.hpp), which calls libm only for |q| >= 1e5. ")
+      + "That kernel (2-lane SSE2 GCC vector extensions, which the no-vectorisation flags do not "
+      "remove) is kept out of line in this build (`PLUCKER_COUNT_FLOPS`), and its operations are "
+      "reported as `sin/cos` below, padding lanes included (in these runs "
+      + " / ".join(frac(k) for k in per_coord) + " per coordinate of q). Packed instructions are "
+      "counted once per lane; besides the kernel, the operations layer's column blocks (the CRBA's "
+      "X^T f on two columns at once) use them. `checks`: the flops of the argument checks "
+      "(`Model::check_configuration`, `check_tangent`: finiteness tests as x - x, quaternion norms). "
+      "`core` = flops - sin/cos - checks: the dynamics proper, which is what the hand count below "
+      "covers.\n")
     w("The counts are exact for the state drawn. They can depend on the state only through branches; "
       "in these algorithms the branches follow the model (joint types, tree), apart from the range "
       "test of the sin/cos kernel.\n")
@@ -201,6 +224,19 @@ def write_report(data, path, short_name):
         w(_row([v["name"], v["reps"], fmt(v["expect"]), fmt(v["got"]), "OK" if v["ok"] else "MISMATCH"]))
     w("\n`matvec3` is a 3x3 matrix times a 3-vector (9 mul, 6 add); `normalize3` is x / |x| "
       "(3 mul, 2 add, 1 sqrt, 3 div).\n")
+
+    if data.get("ops"):
+        w("**The operations layer, one operation at a time** (`plucker_flops --op=NAME`: the "
+          "operation of src/spatial/ops.hpp / inertia_ops.hpp as the recursions instantiate it on "
+          "double, in an out-of-line wrapper; the recursions inline them, so the algorithms' rows "
+          "below cannot be split by function). Derived: the compact forms of the table at the end.\n")
+        w(_row(["operation", "what", "mul", "add", "flops", "derived (m, a)", "derived flops"]))
+        w(_row(["---", "---", "---:", "---:", "---:", "---", "---:"]))
+        for o in data["ops"]:
+            what, m, a = OP_KERNELS.get(o["name"], ("", None, None))
+            w(_row([f"`{o['name']}`", what, o["mul"], o["add"], o["flops"],
+                    f"{m}m {a}a" if m is not None else "-", m + a if m is not None else "-"]))
+        w("")
 
     w("## Results\n")
     w("Per call; n = nv (DoF).\n")
@@ -327,69 +363,83 @@ def analysis(data, short_name, w):
         f = _fit(data, "chain", algo, "linear", value)
         return _q(f["coef"][0]) if f else None
 
-    def fslope(algo, pred):
-        return sum(sl for name, sl in _per_body_by_function(rows, algo, short_name) if pred(name))
-
     big = max((r["nv"] for r in rows if r["family"] == "chain"), default=None)
     if big is None:
         return
     chain = f"chain:{big}"
     rn, ab = row(chain, "rnea"), row(chain, "aba")
     w("### Why the measured counts differ\n")
+    ops = {o["name"]: o["flops"] for o in data.get("ops", [])}
+
+    def kernel(name):
+        """(measured flops, derived flops or None) of an operations-layer kernel."""
+        _what, m, a = OP_KERNELS[name]
+        return ops.get(name), (m + a if m is not None else None)
+
     w(f"- **sin/cos of q**: {frac(Fraction(rn['sincos'], rn['nq']))} flops per coordinate, for every "
-      "algorithm (the 2-lane polynomial kernel of src/detail/sincos.hpp: Cody-Waite range reduction and "
+      "algorithm (the 2-lane polynomial kernel of src/spatial/sincos.hpp: Cody-Waite range reduction and "
       "fdlibm's degree-13/14 polynomials), padding lanes included. The paper's algorithms take sin/cos "
       "as given.")
     w(f"- **argument checks**: {frac(Fraction(rn['checks'], rn['nv']))} flops per DoF for rnea "
       "(finiteness of q, v and qdd, each `x - x`), counted as subtractions though they are tests.")
+    if ops:
+        bad = [n for n in OP_KERNELS if n in ops and kernel(n)[1] is not None and ops[n] != kernel(n)[1]]
+        same = [n for n in OP_KERNELS if n in ops and kernel(n)[1] is not None and ops[n] == kernel(n)[1]]
+        w("- **the operations**: " + (", ".join(f"`{n}`" for n in same) + " take exactly their hand counts"
+          if same else "no operation takes exactly its hand count")
+          + ("; " + ", ".join(f"`{n}` {ops[n]} against {kernel(n)[1]}" for n in bad) if bad else "")
+          + " (table above). The differences per body below are therefore in how the recursions combine "
+          "the operations, not in the operations.")
     r_ref = reference_slope("rnea")
+    rnea_ops = None
+    if all(n in ops for n in ("apply_motion", "body_force", "apply_inverse_force")):
+        rnea_ops = 2 * ops["apply_motion"] + ops["body_force"] + ops["apply_inverse_force"]
     w(f"- **RNEA**: {frac(slope('rnea'))} core flops per body against {r_ref} derived "
-      f"(ratio {float(slope('rnea')) / r_ref:.3f}). The fast path of src/rnea.cpp (revolute about a "
-      "body axis, parent not the base) is the paper's link-coordinate RNEA with the same compact "
-      "operations; the difference is the velocity-product term v x e_k qd, which the code adds to all "
-      "three components of each 3-vector (one of them a zero) where the hand count adds two.")
+      f"(ratio {float(slope('rnea')) / r_ref:.3f}). Per body src/algorithms/rnea.cpp applies two motion "
+      "transforms (Eqs. 3-4), one body force (Eq. 5) and one force transform (Eq. 7)"
+      + (f", {rnea_ops} flops measured one by one" if rnea_ops is not None else "")
+      + "; the rest is X_J X_tree, the joint terms S qd and v x S qd (the velocity product is added to "
+      "all three components of each 3-vector, one of them a zero, where the hand count adds two) and "
+      "the parent's accumulation.")
     c2, c1, _ = crba_reference_poly()
     fq = _fit(data, "chain", "crba", "quadratic", "core")
     if fq:
         w(f"- **CRBA**: the n^2 coefficient is {fq['coef'][0]} measured and {frac(c2)} derived: one force "
-          "transform X^T f (24m 18a) per (body, ancestor) pair, exactly the paper's inner loop "
-          "f^C_j(lambda(i)) = X^T f^C_j(i) (src/crba.cpp moves a block of columns per transform, but "
-          f"the operations per column are the same). The n coefficient is {fq['coef'][1]} against "
-          f"{frac(c1)}: the per-body part (X_J X_tree, Eq. 9) is within a few flops of the hand count. "
-          "On the binary tree "
-          "the pair count P replaces n(n - 1)/2 (see the P fits): branch-induced sparsity, no work for "
-          "the zero blocks of M.")
+          "transform X^T f (24m 18a) per (body, ancestor) pair, the paper's inner loop "
+          "f^C_j(lambda(i)) = X^T f^C_j(i) (src/algorithms/crba.cpp moves the block of a subtree's columns "
+          "through one transform, src/spatial/columns.hpp; the operations per column are the same). The "
+          f"n coefficient is {fq['coef'][1]} against {frac(c1)} (X_J X_tree and Eq. 9 per body). On the "
+          "binary tree the pair count P replaces n(n - 1)/2 (see the P fits): branch-induced sparsity, no "
+          "work for the zero blocks of M.")
     fx = _fit(data, "axischain", "crba", "quadratic", "core")
     fp = _fit(data, "axischain", "crba", "pairs", "core")
     if fx and fp:
+        cr, cra = ops.get("congruence_rigid"), ops.get("congruence_rigid_axis")
         w(f"- **CRBA, plane-rotation path** (axischain: every X_tree a pure translation, every joint about "
           f"body z; 39 of talos_full's 45 joints and all of solo12's are of this kind): X_up = (rot_z(q), r), "
-          "so E^T turns only two rows of n and f (8m 4a per column) and n += r x f' costs 6m 6a: 24 flops "
-          f"per (body, ancestor) pair instead of 42. Measured: {fp['formula']} (core), n^2 coefficient "
-          f"{fx['coef'][0]}. Eq. 9's rotation part (E^T Ibar E by the double angle, and E^T h) costs 19m 12a "
-          "instead of 54m 36a, which is the drop of the per-body coefficient of the P fit from the chain's. "
-          "The binary tree takes this Eq. 9 too, but it is numbered breadth-first, so its subtrees' DoFs "
-          "are not contiguous and each column goes up its support path through the general X^T f "
-          "(its P coefficient stays 42).")
+          "a transform type of its own (`AxisTransform`), so the operations overload on it: E^T turns only "
+          "two rows of n and f (8m 4a per column) and n += r x f' costs 6m 6a, 24 flops per (body, "
+          f"ancestor) pair instead of 42. Measured: {fp['formula']} (core), n^2 coefficient {fx['coef'][0]}."
+          + (f" Eq. 9 on this transform measures {cra} flops against {cr} for a general rotation." if cr and cra
+             else ""))
     a_ref = reference_slope("aba")
-    cong = fslope("aba", lambda n: "add_transformed_inverse_to" in n)
-    rank1 = fslope("aba", lambda n: "M6x6" in n and "Transpose<M6x1>" in n)
-    times = fslope("aba", lambda n: n.startswith("plucker::ArticulatedBodyInertia::operator*"))
-    ref_cong = OP["X^T I^A X (articulated)"][0] + OP["X^T I^A X (articulated)"][1] + 21
-    excess = (cong - ref_cong) + (rank1 - 42) + (times - 42)
+    ca, ca_ref = kernel("congruence_articulated")
+    ta = ops.get("times_articulated")
     w(f"- **ABA**: {frac(slope('aba'))} core flops per body against {a_ref} derived "
-      f"(ratio {float(slope('aba')) / a_ref:.2f}). Three places in src/aba.cpp and src/spatial.cpp "
-      "use general 6x6 arithmetic where the hand count uses the structure:")
-    w(f"  - `ArticulatedBodyInertia::add_transformed_inverse_to` (Eq. 12, I^A_p += X^T I^a X): "
-      f"{frac(cong)} per body against {ref_cong}: the congruences E^T A E and E^T C E of the symmetric "
-      "blocks are computed in full (54m 36a each instead of 45m 30a), r x C r x separately, and all "
-      "36 entries of the parent's 6x6 are accumulated instead of 21;")
-    w(f"  - the rank-1 update I^A - (U D^-1) U^T (an Eigen 6x6 outer product): {frac(rank1)} against 42 "
-      "(all 36 entries instead of the 21 of a symmetric matrix; U D^-1 is a separate 6-flop product "
-      "in both);")
-    w(f"  - I^a c (`ArticulatedBodyInertia::operator*`, a full 6x6 times a 6-vector): {frac(times)} "
-      "against 42 (c = v x e_k qd has two zeros for a unit axis).")
-    w(f"  Together {frac(excess)} of the {frac(slope('aba') - a_ref)} excess per body.")
+      f"(ratio {float(slope('aba')) / a_ref:.2f}). Three places of src/algorithms/aba.hpp use the general "
+      "form where the hand count uses structure:")
+    if ca is not None:
+        w(f"  - Eq. 12's I^A_p += X^T I^a X (`add_congruence` on an articulated inertia): {ca} flops "
+          f"against {ca_ref}: the three 3x3 blocks are rotated in full (E^T B E for all of them, where the "
+          "symmetric A and C need only 6 entries each) and all 36 entries of the parent are accumulated;")
+    w("  - the rank-1 update I^A - (U D^-1) U^T (`subtract_products`): 36m 36a for the 36 entries "
+      "against 21m 21a for the 21 of a symmetric matrix;")
+    if ta is not None:
+        w(f"  - I^a c (`times6`, a symmetric 6x6 times a general 6-vector): {ta} flops against 42 (c = "
+          "v x e_k qd has two zeros for a unit axis, which the hand count uses).")
+    if ca is not None and ta is not None:
+        excess = (ca - ca_ref) + 30 + (ta - 42)
+        w(f"  Together {frac(excess)} of the {frac(slope('aba') - a_ref)} excess per body.")
     if rn["instructions"]:
         w(f"- **instructions per flop** ({chain}): rnea {rn['instructions'] / rn['flops']:.2f}, "
           f"aba {ab['instructions'] / ab['flops']:.2f}, crba {row(chain, 'crba')['instructions'] / row(chain, 'crba')['flops']:.2f} "
@@ -399,5 +449,6 @@ def analysis(data, short_name, w):
       "the flops per DoF drop; the ABA's 6x6 D = S^T I^A S of the free-flyer is inverted by an LLT, "
       "whence its 6 square roots and extra divisions.")
     w("- **vectorised builds** (`make bench`, `-march=native`) were not measured: there the library uses "
-      "4-lane products in places (src/rnea.cpp) and Eigen's SIMD, whose padding lanes would count as "
+      "4-lane products in places (the AVX2 forms of src/spatial/vec3.hpp) and Eigen's SIMD, whose padding "
+      "lanes would count as "
       "operations; these counts are those of the scalar build.")
