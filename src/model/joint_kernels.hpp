@@ -366,7 +366,7 @@ PLUCKER_HOT inline decltype(auto) compose_up(const J& joint, const JointQ<S>& q,
     up = compose(joint, q, X_tree);
     return static_cast<const transform_t<S>&>(up);
   } else {
-    const X x = compose(joint, q, X_tree);
+    X x = compose(joint, q, X_tree);
     up = to_stored<S>(x);
     return x;
   }

@@ -31,9 +31,9 @@ inline constexpr int W = 2;
 #endif
 
 /// One double per lane.
-typedef double Pack __attribute__((vector_size(8 * W)));
+typedef double Pack __attribute__((vector_size(8 * W)));  // NOLINT(modernize-use-using): GCC attribute
 /// Integers of the same width (comparison results, bit manipulation).
-typedef long long PackI __attribute__((vector_size(8 * W)));
+typedef long long PackI __attribute__((vector_size(8 * W)));  // NOLINT(modernize-use-using)
 
 inline Pack splat(double x) { return Pack{} + x; }
 inline Pack max(Pack a, Pack b) { return a > b ? a : b; }
@@ -45,7 +45,7 @@ inline bool all_greater(Pack x, Pack y) {
 }
 /// True when every lane is finite.
 inline bool all_finite(Pack x) {
-  const Pack zero = x - x;  // NaN where x is inf or NaN
+  const Pack zero = x - x;  // NOLINT(misc-redundant-expression): NaN where x is inf or NaN
   bool ok = true;
   for (int l = 0; l < W; ++l) ok &= zero[l] == 0.0;
   return ok;
