@@ -92,8 +92,8 @@ struct MujocoYardstick {
   std::set<Task> tasks;
 };
 
-void attach_mujoco(MujocoYardstick& y, Bundle& b, [[maybe_unused]] const Spec& spec, [[maybe_unused]] const TempDir& tmp,
-                   [[maybe_unused]] std::vector<std::string>& notes) {
+void attach_mujoco(MujocoYardstick& y, Bundle& b, [[maybe_unused]] const Spec& spec,
+                   [[maybe_unused]] const TempDir& tmp, [[maybe_unused]] std::vector<std::string>& notes) {
   y.pool = pool_of(b);
 #ifdef PLUCKER_HAVE_MUJOCO
   if (spec.urdf.empty()) return;
@@ -106,8 +106,10 @@ void attach_mujoco(MujocoYardstick& y, Bundle& b, [[maybe_unused]] const Spec& s
   }
   y.peer->set_pool(y.pool);
   for (const Check& c : compare_peer(b, *y.peer, 10, /*stop_if_id_disagrees=*/false).checks) {
-    if (c.ok) y.tasks.insert(c.task);
-    else notes.push_back(b.name + ": mujoco " + task_name(c.task) + " disagrees (" + fmt_e(c.err) + "), not timed");
+    if (c.ok)
+      y.tasks.insert(c.task);
+    else
+      notes.push_back(b.name + ": mujoco " + task_name(c.task) + " disagrees (" + fmt_e(c.err) + "), not timed");
   }
 #endif
 }
@@ -123,16 +125,22 @@ std::vector<BatchMode> batch_modes(const std::string& a, Bundle& b, plucker::Bat
   std::vector<BatchMode> modes;
   modes.push_back({"single", 1, [&] {
                      for (int i = 0; i < b.n; ++i) {
-                       if (a == "rnea") plucker::rnea(b.model, *b.data, b.q(i), b.v(i), b.a(i));
-                       else if (a == "crba") plucker::crba(b.model, *b.data, b.q(i), plucker::Triangle::Upper);
-                       else plucker::aba(b.model, *b.data, b.q(i), b.v(i), b.tau(i));
+                       if (a == "rnea")
+                         plucker::rnea(b.model, *b.data, b.q(i), b.v(i), b.a(i));
+                       else if (a == "crba")
+                         plucker::crba(b.model, *b.data, b.q(i), plucker::Triangle::Upper);
+                       else
+                         plucker::aba(b.model, *b.data, b.q(i), b.v(i), b.tau(i));
                      }
                    }});
   for (plucker::BatchWorkspace* ws : {&ws1, &ws2})
     modes.push_back({"batch/" + std::to_string(ws->threads()), ws->threads(), [&, ws] {
-                       if (a == "rnea") plucker::rnea_batch(b.model, *ws, b.Q, b.V, b.A, o.out);
-                       else if (a == "crba") plucker::crba_batch(b.model, *ws, b.Q, o.M, plucker::Triangle::Upper);
-                       else plucker::aba_batch(b.model, *ws, b.Q, b.V, b.TAU, o.out);
+                       if (a == "rnea")
+                         plucker::rnea_batch(b.model, *ws, b.Q, b.V, b.A, o.out);
+                       else if (a == "crba")
+                         plucker::crba_batch(b.model, *ws, b.Q, o.M, plucker::Triangle::Upper);
+                       else
+                         plucker::aba_batch(b.model, *ws, b.Q, b.V, b.TAU, o.out);
                      }});
   // crba: also the packed form, each M's nonzeros only (nnz instead of nv^2 doubles written per state).
   if (a == "crba")
@@ -168,12 +176,13 @@ void record(JsonArray& js, const std::string& model, const std::string& alg, con
 
 void print_header(const Options& opt) {
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  std::printf("Batched throughput, pool of %d states per call; ns per state (wall / process CPU), states per "
-              "second per core (= per CPU-second); load average at start %s; %u hardware threads; modes of a "
-              "row group timed in %d interleaved rounds, one-thread modes pinned to one CPU; x pinocchio: "
-              "against the issue's figure; x pin (mj): against MuJoCo's time in the same rounds / the "
-              "issue's MuJoCo/Pinocchio ratio\n\n",
-              kPoolSize, loadavg().c_str(), hw, opt.reps);
+  std::printf(
+      "Batched throughput, pool of %d states per call; ns per state (wall / process CPU), states per "
+      "second per core (= per CPU-second); load average at start %s; %u hardware threads; modes of a "
+      "row group timed in %d interleaved rounds, one-thread modes pinned to one CPU; x pinocchio: "
+      "against the issue's figure; x pin (mj): against MuJoCo's time in the same rounds / the "
+      "issue's MuJoCo/Pinocchio ratio\n\n",
+      kPoolSize, loadavg().c_str(), hw, opt.reps);
   std::printf("%-14s %-5s %-9s %10s %10s %14s %12s %12s %12s\n", "model", "alg", "mode", "wall ns", "cpu ns",
               "states/s/core", "pinocchio/s", "x pinocchio", "x pin (mj)");
 }
@@ -219,7 +228,8 @@ int run_batch(const Options& opt) {
   }
   js.close();
   for (const std::string& n : notes) std::printf("note: %s\n", n.c_str());
-  std::printf("\nplucker_bench --batch: %.0f s; wrote %s/batch.json\n", seconds_since(t0), display_dir(opt.out).c_str());
+  std::printf("\nplucker_bench --batch: %.0f s; wrote %s/batch.json\n", seconds_since(t0),
+              display_dir(opt.out).c_str());
   return 0;
 }
 

@@ -36,8 +36,7 @@ LoopCase make_case(int n, int loops) {
       c.q.push_back(q);
       c.v.push_back(project_velocity(c.model, d, q, randn(1.0)));
       c.tau.push_back(randn(1.0));
-    } catch (const SingularError&) {
-    }
+    } catch (const SingularError&) {}
   }
   return c;
 }

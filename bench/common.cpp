@@ -81,9 +81,12 @@ std::string fmt_ratio(double r) {
 std::string json_escape(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\', o += c;
-    else if (static_cast<unsigned char>(c) < 0x20) o += ' ';
-    else o += c;
+    if (c == '"' || c == '\\')
+      o += '\\', o += c;
+    else if (static_cast<unsigned char>(c) < 0x20)
+      o += ' ';
+    else
+      o += c;
   }
   return o;
 }
@@ -315,14 +318,23 @@ const char* task_algorithm(Task t) {
 // ---------------------------------------------------------------------------
 namespace {
 // Robots meant to be used with a free-flyer root (models/README.md); the others are fixed-base.
-const std::set<std::string> kFloating = {"talos_full", "simple_humanoid", "romeo_small", "romeo", "anymal",
-                                         "solo12",     "hyq",             "icub",        "pr2"};
+const std::set<std::string> kFloating = {
+    "talos_full", "simple_humanoid", "romeo_small", "romeo", "anymal", "solo12", "hyq", "icub", "pr2"};
 // Display order (others follow alphabetically).
-const std::vector<std::string> kOrder = {"ur5",       "iiwa14",        "panda",
-                                         "chain32",   "chain1024",     "solo12_ff",
-                                         "anymal_ff", "hyq_ff",        "talos_full_ff",
-                                         "simple_humanoid_ff", "romeo_small_ff", "romeo_ff",
-                                         "icub_ff",   "pr2_ff"};
+const std::vector<std::string> kOrder = {"ur5",
+                                         "iiwa14",
+                                         "panda",
+                                         "chain32",
+                                         "chain1024",
+                                         "solo12_ff",
+                                         "anymal_ff",
+                                         "hyq_ff",
+                                         "talos_full_ff",
+                                         "simple_humanoid_ff",
+                                         "romeo_small_ff",
+                                         "romeo_ff",
+                                         "icub_ff",
+                                         "pr2_ff"};
 
 std::vector<Spec> robot_specs(const fs::path& models) {
   std::vector<Spec> robots;
@@ -365,8 +377,10 @@ std::vector<Spec> model_specs(std::vector<std::string>& notes) {
   specs.push_back({"builder_chain32", "build_chain(32)", "", false, [] { return plucker::build_chain(32); }});
   specs.push_back({"builder_tree32", "build_random_tree(32, bf=2, skew=0.5, taper=0.95)", "", false,
                    [] { return plucker::build_random_tree(32, 2.0, 0.5, 0.95); }});
-  specs.push_back({"builder_humanoid_ff", "build_humanoid(floating)", "", true, [] { return plucker::build_humanoid(0, true); }});
-  specs.push_back({"builder_quadruped_ff", "build_quadruped(floating)", "", true, [] { return plucker::build_quadruped(0, true); }});
+  specs.push_back(
+      {"builder_humanoid_ff", "build_humanoid(floating)", "", true, [] { return plucker::build_humanoid(0, true); }});
+  specs.push_back({"builder_quadruped_ff", "build_quadruped(floating)", "", true,
+                   [] { return plucker::build_quadruped(0, true); }});
   specs.push_back({"free_bodies8", "8 bodies, each with a free-flyer to the world (fd_models.hpp)", "", true,
                    [] { return multi_dof_bodies(8, false); }});
   return specs;
@@ -495,7 +509,7 @@ PeerComparison compare_peer(Bundle& b, Peer& peer, int nstates, bool stop_if_id_
 // Reference figures and targets
 // ---------------------------------------------------------------------------
 const std::map<std::string, Ref3> kPinocchioNs = {
-    {"ur5", {758, 428, 1721}},       {"iiwa14", {953, 535, 2004}},         {"panda", {1207, 674, 2696}},
+    {"ur5", {758, 428, 1721}},        {"iiwa14", {953, 535, 2004}},           {"panda", {1207, 674, 2696}},
     {"solo12_ff", {1845, 948, 4108}}, {"talos_full_ff", {5753, 3996, 13335}}, {"chain32", {4298, 4090, 9670}}};
 const std::map<std::string, Ref3> kMujocoOverPinocchio = {
     {"ur5", {1.73, 2.27, 0.90}},       {"iiwa14", {1.54, 2.08, 0.88}},        {"panda", {1.51, 2.01, 0.85}},

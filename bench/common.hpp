@@ -140,7 +140,7 @@ struct Bundle {
   std::unique_ptr<plucker::Data> data;
   MatX Q, V, A, TAU;  // one state per column
   int n = 0;
-  std::string singular;  // non-empty: forward dynamics undefined, why
+  std::string singular;                        // non-empty: forward dynamics undefined, why
   std::map<std::string, std::string> skipped;  // algorithm -> why (plucker side)
   std::vector<PeerEntry> peers;
 
@@ -298,12 +298,12 @@ void register_pool_bench(const std::string& name, const Options& opt, int n, boo
 // ---------------------------------------------------------------------------
 // The modes, one file each
 // ---------------------------------------------------------------------------
-int run_models(const Options& opt);                                     // table.cpp
-int run_batch(const Options& opt);                                      // batched.cpp
-int run_scaling(const Options& opt);                                    // scaling.cpp
-int run_fd(const Options& opt);                                         // fd_study.cpp
-int run_fd_ops(const std::string& spec);                                // fd_study.cpp
+int run_models(const Options& opt);                                          // table.cpp
+int run_batch(const Options& opt);                                           // batched.cpp
+int run_scaling(const Options& opt);                                         // scaling.cpp
+int run_fd(const Options& opt);                                              // fd_study.cpp
+int run_fd_ops(const std::string& spec);                                     // fd_study.cpp
 int run_fd_accuracy(const std::string& out_dir, const std::string& models);  // fd_study.cpp
-int run_large_model(int links, const std::string& out_dir);                 // large_model.cpp
+int run_large_model(int links, const std::string& out_dir);                  // large_model.cpp
 
 }  // namespace plucker_bench

@@ -44,7 +44,8 @@ inline std::vector<FdModel> fd_models() {
     if (n == 30) continue;
     for (double bf : {1.5, 2.0, 3.0, 5.0}) {
       const std::string fam = bf == 1.5 ? "tree_bf1.5" : "tree_bf" + std::to_string(static_cast<int>(bf));
-      out.push_back({fam, fam + "_" + std::to_string(n), [n, bf] { return plucker::build_random_tree(n, bf, 0.5, 1.0); }});
+      out.push_back(
+          {fam, fam + "_" + std::to_string(n), [n, bf] { return plucker::build_random_tree(n, bf, 0.5, 1.0); }});
     }
   }
   out.push_back({"robot", "humanoid_fixed", [] { return plucker::build_humanoid(0, false); }});

@@ -18,6 +18,8 @@
 // L D L^T, all with 6 x 6 spatial matrices. The model parameters (doubles) are exact in it, so the
 // reference is the exact dynamics of the very model the double-precision methods see, to about
 // cond(M) * 1e-34. The same computation in long double (eps 1.1e-19) is reported beside it.
+#include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -31,9 +33,6 @@
 #include <string>
 #include <variant>
 
-#include <Eigen/Cholesky>
-#include <Eigen/Eigenvalues>
-
 #include "common.hpp"
 #include "fd_models.hpp"
 #include "plucker/plucker.hpp"
@@ -46,7 +45,15 @@ struct NumTraits<__float128> : GenericNumTraits<long double> {
   using NonInteger = __float128;
   using Nested = __float128;
   using Literal = __float128;
-  enum { IsInteger = 0, IsSigned = 1, IsComplex = 0, RequireInitialization = 0, ReadCost = 1, AddCost = 8, MulCost = 8 };
+  enum {
+    IsInteger = 0,
+    IsSigned = 1,
+    IsComplex = 0,
+    RequireInitialization = 0,
+    ReadCost = 1,
+    AddCost = 8,
+    MulCost = 8
+  };
   static Real epsilon() { return static_cast<Real>(1.925929944387235853055977942584927319e-34L); }
   static Real dummy_precision() { return static_cast<Real>(1e-30L); }
   static int digits10() { return 33; }
@@ -130,11 +137,16 @@ std::optional<std::vector<RefBody<T>>> reference_model(const plucker::Model& mod
     const std::optional<plucker::Vec3> axis = std::visit(
         [](const auto& j) -> std::optional<plucker::Vec3> {
           using J = std::decay_t<decltype(j)>;
-          if constexpr (std::is_same_v<J, plucker::JointRevoluteX>) return plucker::Vec3::UnitX();
-          else if constexpr (std::is_same_v<J, plucker::JointRevoluteY>) return plucker::Vec3::UnitY();
-          else if constexpr (std::is_same_v<J, plucker::JointRevoluteZ>) return plucker::Vec3::UnitZ();
-          else if constexpr (std::is_same_v<J, plucker::JointRevolute>) return j.axis;
-          else return std::nullopt;
+          if constexpr (std::is_same_v<J, plucker::JointRevoluteX>)
+            return plucker::Vec3::UnitX();
+          else if constexpr (std::is_same_v<J, plucker::JointRevoluteY>)
+            return plucker::Vec3::UnitY();
+          else if constexpr (std::is_same_v<J, plucker::JointRevoluteZ>)
+            return plucker::Vec3::UnitZ();
+          else if constexpr (std::is_same_v<J, plucker::JointRevolute>)
+            return j.axis;
+          else
+            return std::nullopt;
         },
         model.joint(i));
     if (!axis) return std::nullopt;
@@ -209,7 +221,8 @@ VX<T> reference_fd(const std::vector<RefBody<T>>& bodies, const plucker::Model& 
   return x;
 }
 
-double rel_diff(const Eigen::Matrix<long double, Eigen::Dynamic, 1>& a, const Eigen::Matrix<long double, Eigen::Dynamic, 1>& b) {
+double rel_diff(const Eigen::Matrix<long double, Eigen::Dynamic, 1>& a,
+                const Eigen::Matrix<long double, Eigen::Dynamic, 1>& b) {
   return static_cast<double>((a - b).norm() / b.norm());
 }
 
@@ -260,8 +273,10 @@ std::vector<FdItem> register_fd(const Options& opt, const std::vector<std::strin
 void report_fd(const Options& opt, const std::vector<FdItem>& items, const std::vector<std::string>& algs,
                const Collector& collector) {
   JsonArray js(output_path(opt.out, "fd_timing.json"));
-  std::printf("\nMedian CPU ns per call of forward_dynamics(method) (build_chain, build_random_tree(N, bf, 0.5, 1))\n\n%-18s %4s",
-              "model", "nv");
+  std::printf(
+      "\nMedian CPU ns per call of forward_dynamics(method) (build_chain, build_random_tree(N, bf, 0.5, 1))\n\n%-18s "
+      "%4s",
+      "model", "nv");
   for (const std::string& a : algs) std::printf(" %12s", a.c_str());
   std::printf("  auto picks\n");
   for (const FdItem& it : items) {
@@ -275,12 +290,12 @@ void report_fd(const Options& opt, const std::vector<FdItem>& items, const std::
       std::printf(" %12s", fmt_ns(t).c_str());
       if (!std::isfinite(t)) continue;
       char buf[640];
-      std::snprintf(buf, sizeof(buf),
-                    "  {\"family\": \"%s\", \"model\": \"%s\", \"algorithm\": \"%s\", \"ns\": %.1f, \"bodies\": %d, "
-                    "\"nv\": %d, \"sum_joint_nv2\": %d, \"depth_sum\": %lld, \"ltdl_mul\": %lld, \"auto_method\": \"%s\"}",
-                    it.family.c_str(), it.b->name.c_str(), a.c_str(), t, m.nbodies() - 1, m.nv(), sum_d2,
-                    c.factor_div, c.factor_mul,
-                    std::string(plucker::to_string(plucker::forward_dynamics_choice(m).method)).c_str());
+      std::snprintf(
+          buf, sizeof(buf),
+          "  {\"family\": \"%s\", \"model\": \"%s\", \"algorithm\": \"%s\", \"ns\": %.1f, \"bodies\": %d, "
+          "\"nv\": %d, \"sum_joint_nv2\": %d, \"depth_sum\": %lld, \"ltdl_mul\": %lld, \"auto_method\": \"%s\"}",
+          it.family.c_str(), it.b->name.c_str(), a.c_str(), t, m.nbodies() - 1, m.nv(), sum_d2, c.factor_div,
+          c.factor_mul, std::string(plucker::to_string(plucker::forward_dynamics_choice(m).method)).c_str());
       js.add(buf);
     }
     std::printf("  %s\n", std::string(plucker::to_string(plucker::forward_dynamics_choice(m).method)).c_str());
@@ -338,7 +353,8 @@ int run_fd_accuracy(const std::string& out_dir, const std::string& models_regex)
   constexpr int kStates = 5;
   std::printf("%-18s %4s %9s %10s", "model", "nv", "cond(M)", "ld-ref dev");
   for (plucker::ForwardDynamicsMethod m : plucker::forward_dynamics_methods())
-    if (m != plucker::ForwardDynamicsMethod::Auto) std::printf(" %10s", std::string(plucker::to_string(m)).substr(0, 10).c_str());
+    if (m != plucker::ForwardDynamicsMethod::Auto)
+      std::printf(" %10s", std::string(plucker::to_string(m)).substr(0, 10).c_str());
   std::printf("\n");
   for (const FdModel& fm : fd_models()) {
     if (!std::regex_search(fm.name, filter)) continue;
@@ -373,10 +389,10 @@ int run_fd_accuracy(const std::string& out_dir, const std::string& models_regex)
         try {
           const plucker::VecX qdd = plucker::forward_dynamics(model, data, q, v, tau, m);
           err = rel_diff(qdd.cast<long double>(), ref);
-          if (m == plucker::ForwardDynamicsMethod::ConjugateGradient || m == plucker::ForwardDynamicsMethod::PreconditionedCG)
+          if (m == plucker::ForwardDynamicsMethod::ConjugateGradient ||
+              m == plucker::ForwardDynamicsMethod::PreconditionedCG)
             iterations = data.cg.iterations;
-        } catch (const std::exception&) {
-        }
+        } catch (const std::exception&) {}
         worst[name] = std::max(worst[name], err);
         char buf[512];
         std::snprintf(buf, sizeof(buf),
@@ -395,9 +411,10 @@ int run_fd_accuracy(const std::string& out_dir, const std::string& models_regex)
     std::fflush(stdout);
   }
   js.close();
-  std::printf("\nworst relative error |qdd - qdd_ref| / |qdd_ref| over %d states; reference in __float128 (ld-ref dev: "
-              "how far a long-double reference is from it); wrote %s/fd_accuracy.json\n",
-              kStates, out_dir.c_str());
+  std::printf(
+      "\nworst relative error |qdd - qdd_ref| / |qdd_ref| over %d states; reference in __float128 (ld-ref dev: "
+      "how far a long-double reference is from it); wrote %s/fd_accuracy.json\n",
+      kStates, out_dir.c_str());
   return 0;
 }
 

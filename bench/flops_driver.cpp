@@ -34,10 +34,10 @@
 #include <random>
 #include <string>
 
+#include "plucker/algorithms/batch.hpp"
 #include "plucker/io/urdf.hpp"
 #include "plucker/model/builders.hpp"
 #include "plucker/plucker.hpp"
-#include "plucker/algorithms/batch.hpp"
 #include "spatial/inertia_ops.hpp"
 
 namespace {
@@ -94,15 +94,15 @@ struct OpEntry {
   OpFn fn;
 };
 constexpr OpEntry op_names[] = {
-    {"apply_motion", op_apply_motion},               // X m, general E
-    {"apply_inverse_force", op_apply_inverse_force},  // X^T f, general E
+    {"apply_motion", op_apply_motion},                          // X m, general E
+    {"apply_inverse_force", op_apply_inverse_force},            // X^T f, general E
     {"apply_inverse_force_axis", op_apply_inverse_force_axis},  // X^T f, E a plane rotation about z
-    {"crf", op_crf},                                  // v x* f
-    {"crm", op_crm},                                  // v x m
-    {"times_rigid", op_times_rigid},                  // I v, rigid (m, h, Ibar)
-    {"body_force", op_body_force},                    // I a + v x* I v (Eq. 5)
-    {"times_articulated", op_times_articulated},      // I^A c, symmetric 6x6
-    {"congruence_rigid", op_congruence_rigid},        // I_p += X^T I X (Eq. 9), general E
+    {"crf", op_crf},                                            // v x* f
+    {"crm", op_crm},                                            // v x m
+    {"times_rigid", op_times_rigid},                            // I v, rigid (m, h, Ibar)
+    {"body_force", op_body_force},                              // I a + v x* I v (Eq. 5)
+    {"times_articulated", op_times_articulated},                // I^A c, symmetric 6x6
+    {"congruence_rigid", op_congruence_rigid},                  // I_p += X^T I X (Eq. 9), general E
     {"congruence_rigid_axis", op_congruence_rigid_axis},
     {"congruence_articulated", op_congruence_articulated},  // I^A_p += X^T I^a X (Eq. 12), general E
     {"congruence_articulated_axis", op_congruence_articulated_axis},
@@ -145,10 +145,11 @@ std::string arg_value(int argc, char** argv, const std::string& key, const std::
 }
 
 [[noreturn]] void usage(const std::string& why) {
-  std::cerr << "plucker_flops: " << why
-            << "\nusage: plucker_flops --model=chain:N|tree:N|axischain:N|urdf:PATH|urdf-ff:PATH --algo=NAME [--reps=K]\n"
-               "       plucker_flops --validate=matvec3|normalize3 [--reps=K]\n"
-               "       plucker_flops --op=NAME [--reps=K]\n";
+  std::cerr
+      << "plucker_flops: " << why
+      << "\nusage: plucker_flops --model=chain:N|tree:N|axischain:N|urdf:PATH|urdf-ff:PATH --algo=NAME [--reps=K]\n"
+         "       plucker_flops --validate=matvec3|normalize3 [--reps=K]\n"
+         "       plucker_flops --op=NAME [--reps=K]\n";
   std::exit(2);
 }
 
@@ -193,9 +194,8 @@ int main(int argc, char** argv) {
     }
     w.call();
     plucker_flops_region(w, reps);
-    std::cout << "kind=validate name=" << validate << " reps=" << reps << " expect_mul=" << mul
-              << " expect_add=" << add << " expect_div=" << div << " expect_sqrt=" << sqrt << " check=" << y[0] + y[2]
-              << '\n';
+    std::cout << "kind=validate name=" << validate << " reps=" << reps << " expect_mul=" << mul << " expect_add=" << add
+              << " expect_div=" << div << " expect_sqrt=" << sqrt << " check=" << y[0] + y[2] << '\n';
     return 0;
   }
 
@@ -209,9 +209,9 @@ int main(int argc, char** argv) {
     w.call = [&] { fn(operands); };
     w.call();
     plucker_flops_region(w, reps);
-    std::cout << "kind=op name=" << op << " reps=" << reps
-              << " check=" << operands.out_f.linear.norm() + operands.out_m.linear.norm() +
-                                  operands.I_out.mass() + operands.IA_out.matrix().trace()
+    std::cout << "kind=op name=" << op << " reps=" << reps << " check="
+              << operands.out_f.linear.norm() + operands.out_m.linear.norm() + operands.I_out.mass() +
+                     operands.IA_out.matrix().trace()
               << '\n';
     return 0;
   }
@@ -275,7 +275,7 @@ int main(int argc, char** argv) {
     check = data.tau.squaredNorm();
   std::cout << "kind=algorithm model=" << spec << " name=" << model.name() << " algo=" << algo << " reps=" << reps
             << " nbodies=" << model.nbodies() << " nq=" << model.nq() << " nv=" << model.nv()
-            << " pairs=" << plucker::jsim_pattern(model).nnz() - model.nv() << " check=" << check
-            << " flags=\"" << PLUCKER_FLOPS_FLAGS << "\"\n";
+            << " pairs=" << plucker::jsim_pattern(model).nnz() - model.nv() << " check=" << check << " flags=\""
+            << PLUCKER_FLOPS_FLAGS << "\"\n";
   return 0;
 }

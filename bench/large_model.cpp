@@ -45,9 +45,9 @@ void write_chain(const std::string& path, int links) {
         << "\"><inertial><mass value=\"1\"/><inertia ixx=\"0.004\" ixy=\"0\" ixz=\"0\" iyy=\"0.005\" "
            "iyz=\"0\" izz=\"0.002\"/></inertial></link>\n";
     if (i + 1 < links)
-      out << "<joint name=\"joint" << i << "\" type=\"revolute\"><parent link=\"link" << i
-          << "\"/><child link=\"link" << i + 1 << "\"/><origin xyz=\"0 0 0.1\" rpy=\"0 0 0\"/><axis xyz=\""
-          << (i % 2 == 0 ? "0 0 1" : "0 1 0") << "\"/><limit lower=\"-3\" upper=\"3\" effort=\"10\" "
+      out << "<joint name=\"joint" << i << "\" type=\"revolute\"><parent link=\"link" << i << "\"/><child link=\"link"
+          << i + 1 << "\"/><origin xyz=\"0 0 0.1\" rpy=\"0 0 0\"/><axis xyz=\"" << (i % 2 == 0 ? "0 0 1" : "0 1 0")
+          << "\"/><limit lower=\"-3\" upper=\"3\" effort=\"10\" "
           << "velocity=\"5\"/></joint>\n";
   }
   out << "</robot>\n";
@@ -61,8 +61,8 @@ int run_large_model(int links, const std::string& out_dir) {
     return 1;
   }
   namespace fs = std::filesystem;
-  const fs::path urdf = fs::temp_directory_path() / ("plucker_chain" + std::to_string(links) + "_" +
-                                                      std::to_string(::getpid()) + ".urdf");
+  const fs::path urdf = fs::temp_directory_path() /
+                        ("plucker_chain" + std::to_string(links) + "_" + std::to_string(::getpid()) + ".urdf");
   write_chain(urdf.string(), links);
   const double file_mb = static_cast<double>(fs::file_size(urdf)) / 1e6;
 
@@ -99,14 +99,14 @@ int run_large_model(int links, const std::string& out_dir) {
   // tau = rnea(q, v, 0), so aba(q, v, tau) = 0: a check that the run computed something.
   const double residual = qdd.cwiseAbs().maxCoeff();
 
-  std::printf("large model: %d-link revolute chain, URDF %.1f MB, %d bodies, nv %d\n", links, file_mb,
-              model.nbodies(), model.nv());
+  std::printf("large model: %d-link revolute chain, URDF %.1f MB, %d bodies, nv %d\n", links, file_mb, model.nbodies(),
+              model.nv());
   std::printf("  load_urdf        %8.3f s   peak +%ld MB during load%s, model resident +%ld MB\n", load_s,
               load_peak / 1024, peak_ok ? "" : " (VmHWM not resettable: process peak)", model_kb / 1024);
   std::printf("  Data(model)      %8.4f s   +%ld MB\n", data_s, data_kb / 1024);
   std::printf("  rnea (first)     %8.4f s   Data +%ld MB after\n", rnea_s, after_rnea_kb / 1024);
-  std::printf("  aba (first/warm) %8.4f / %.4f s   Data +%ld MB after; |aba(rnea(q, v, 0))| = %.1e\n",
-              aba_first_s, aba_warm_s, after_aba_kb / 1024, residual);
+  std::printf("  aba (first/warm) %8.4f / %.4f s   Data +%ld MB after; |aba(rnea(q, v, 0))| = %.1e\n", aba_first_s,
+              aba_warm_s, after_aba_kb / 1024, residual);
   std::printf("  process peak resident %ld MB\n", status_kb("VmHWM") / 1024);
 
   fs::create_directories(out_dir);

@@ -13,29 +13,35 @@ namespace {
 using plucker_bench::Options;
 
 void usage() {
-  std::cout << "usage: plucker_bench [--scaling | --micro | --fd | --batch | --large=N] [--reps=N] [--min_time=SECONDS] [--models=REGEX]\n"
-               "                     [--no_peers] [--out=DIR] [--benchmark_* flags]\n"
-               "  default     robot models x algorithms, plucker vs peers: one table, and\n"
-               "              <out>/results.json, agreement.txt, meta.json (out: "
-            << plucker_bench::default_out_dir()
-            << ")\n"
-               "  --scaling   rnea/crba/aba vs number of bodies (chains, binary trees): <out>/scaling.json\n"
-               "  --micro     spatial-algebra micro-benchmarks (Google Benchmark's own output)\n"
-               "  --batch     rnea/crba/aba_batch states per second, 1 and 2 threads: <out>/batch.json\n"
-               "  --fd        every forward-dynamics method vs N, chains and trees: <out>/fd_timing.json\n"
-               "  --fd_accuracy   every forward-dynamics method vs a long-double reference: <out>/fd_accuracy.json\n"
-               "  --large=N   load an N-link chain URDF, time and memory of load, Data, RNEA, ABA: <out>/large_model.json\n"
-               "  --fd_ops=MODEL,METHOD,K   run forward_dynamics K times and exit (op counting under valgrind)\n";
+  std::cout
+      << "usage: plucker_bench [--scaling | --micro | --fd | --batch | --large=N] [--reps=N] [--min_time=SECONDS] "
+         "[--models=REGEX]\n"
+         "                     [--no_peers] [--out=DIR] [--benchmark_* flags]\n"
+         "  default     robot models x algorithms, plucker vs peers: one table, and\n"
+         "              <out>/results.json, agreement.txt, meta.json (out: "
+      << plucker_bench::default_out_dir()
+      << ")\n"
+         "  --scaling   rnea/crba/aba vs number of bodies (chains, binary trees): <out>/scaling.json\n"
+         "  --micro     spatial-algebra micro-benchmarks (Google Benchmark's own output)\n"
+         "  --batch     rnea/crba/aba_batch states per second, 1 and 2 threads: <out>/batch.json\n"
+         "  --fd        every forward-dynamics method vs N, chains and trees: <out>/fd_timing.json\n"
+         "  --fd_accuracy   every forward-dynamics method vs a long-double reference: <out>/fd_accuracy.json\n"
+         "  --large=N   load an N-link chain URDF, time and memory of load, Data, RNEA, ABA: <out>/large_model.json\n"
+         "  --fd_ops=MODEL,METHOD,K   run forward_dynamics K times and exit (op counting under valgrind)\n";
 }
 
 /// The filter that selects the mode's benchmarks, unless the user gave one.
 const char* mode_filter(Options::Mode mode) {
   switch (mode) {
-    case Options::Mode::Micro: return "--benchmark_filter=^BM_";
-    case Options::Mode::Scaling: return "--benchmark_filter=^scaling/";
-    case Options::Mode::ForwardDynamics: return "--benchmark_filter=^fd/";
+    case Options::Mode::Micro:
+      return "--benchmark_filter=^BM_";
+    case Options::Mode::Scaling:
+      return "--benchmark_filter=^scaling/";
+    case Options::Mode::ForwardDynamics:
+      return "--benchmark_filter=^fd/";
     case Options::Mode::Models:
-    case Options::Mode::Batch: break;
+    case Options::Mode::Batch:
+      break;
   }
   return "--benchmark_filter=^model/";
 }
@@ -51,18 +57,30 @@ int main(int argc, char** argv) {
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     auto value = [&](const std::string& key) { return a.substr(key.size()); };
-    if (a == "--scaling") opt.mode = Options::Mode::Scaling;
-    else if (a == "--micro") opt.mode = Options::Mode::Micro;
-    else if (a == "--fd") opt.mode = Options::Mode::ForwardDynamics;
-    else if (a == "--batch") opt.mode = Options::Mode::Batch;
-    else if (a.rfind("--fd_ops=", 0) == 0) return plucker_bench::run_fd_ops(value("--fd_ops="));
-    else if (a == "--fd_accuracy") fd_accuracy = true;
-    else if (a.rfind("--large=", 0) == 0) large = std::atoi(value("--large=").c_str());
-    else if (a.rfind("--reps=", 0) == 0) opt.reps = std::max(1, std::atoi(value("--reps=").c_str()));
-    else if (a.rfind("--min_time=", 0) == 0) opt.min_time = std::atof(value("--min_time=").c_str());
-    else if (a.rfind("--models=", 0) == 0) opt.models = value("--models=");
-    else if (a == "--no_peers") opt.peers = false;
-    else if (a.rfind("--out=", 0) == 0) opt.out = value("--out=");
+    if (a == "--scaling")
+      opt.mode = Options::Mode::Scaling;
+    else if (a == "--micro")
+      opt.mode = Options::Mode::Micro;
+    else if (a == "--fd")
+      opt.mode = Options::Mode::ForwardDynamics;
+    else if (a == "--batch")
+      opt.mode = Options::Mode::Batch;
+    else if (a.rfind("--fd_ops=", 0) == 0)
+      return plucker_bench::run_fd_ops(value("--fd_ops="));
+    else if (a == "--fd_accuracy")
+      fd_accuracy = true;
+    else if (a.rfind("--large=", 0) == 0)
+      large = std::atoi(value("--large=").c_str());
+    else if (a.rfind("--reps=", 0) == 0)
+      opt.reps = std::max(1, std::atoi(value("--reps=").c_str()));
+    else if (a.rfind("--min_time=", 0) == 0)
+      opt.min_time = std::atof(value("--min_time=").c_str());
+    else if (a.rfind("--models=", 0) == 0)
+      opt.models = value("--models=");
+    else if (a == "--no_peers")
+      opt.peers = false;
+    else if (a.rfind("--out=", 0) == 0)
+      opt.out = value("--out=");
     else if (a == "--help" || a == "-h") {
       usage();
       return 0;
@@ -86,11 +104,21 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(n, rest.data())) return 1;
   int rc = 0;
   switch (opt.mode) {
-    case Options::Mode::Micro: benchmark::RunSpecifiedBenchmarks(); break;
-    case Options::Mode::Scaling: rc = plucker_bench::run_scaling(opt); break;
-    case Options::Mode::ForwardDynamics: rc = plucker_bench::run_fd(opt); break;
-    case Options::Mode::Batch: rc = plucker_bench::run_batch(opt); break;
-    case Options::Mode::Models: rc = plucker_bench::run_models(opt); break;
+    case Options::Mode::Micro:
+      benchmark::RunSpecifiedBenchmarks();
+      break;
+    case Options::Mode::Scaling:
+      rc = plucker_bench::run_scaling(opt);
+      break;
+    case Options::Mode::ForwardDynamics:
+      rc = plucker_bench::run_fd(opt);
+      break;
+    case Options::Mode::Batch:
+      rc = plucker_bench::run_batch(opt);
+      break;
+    case Options::Mode::Models:
+      rc = plucker_bench::run_models(opt);
+      break;
   }
   benchmark::Shutdown();
   return rc;

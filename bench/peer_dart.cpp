@@ -22,7 +22,6 @@
 #include <dart/dynamics/Joint.hpp>
 #include <dart/dynamics/Skeleton.hpp>
 #include <dart/utils/urdf/DartLoader.hpp>
-
 #include <map>
 
 #include "peers.hpp"
@@ -84,9 +83,12 @@ class DartPeer final : public Peer {
 
   std::string method(Task task, std::string&) const override {
     switch (task) {
-      case Task::InverseDynamics: return "Skeleton::computeInverseDynamics";
-      case Task::MassMatrix: return "Skeleton::getMassMatrix";
-      case Task::ForwardDynamics: return "Skeleton::computeForwardDynamics";
+      case Task::InverseDynamics:
+        return "Skeleton::computeInverseDynamics";
+      case Task::MassMatrix:
+        return "Skeleton::getMassMatrix";
+      case Task::ForwardDynamics:
+        return "Skeleton::computeForwardDynamics";
     }
     return "";
   }

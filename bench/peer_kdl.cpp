@@ -17,7 +17,6 @@
 #include <kdl/tree.hpp>
 #include <kdl/treeidsolver_recursive_newton_euler.hpp>
 #include <kdl_parser/kdl_parser.hpp>
-
 #include <map>
 
 #include "peers.hpp"
@@ -100,7 +99,8 @@ class KdlPeer final : public Peer {
 
   std::string method(Task task, std::string& why) const override {
     switch (task) {
-      case Task::InverseDynamics: return serial_ ? "ChainIdSolver_RNE" : "TreeIdSolver_RNE";
+      case Task::InverseDynamics:
+        return serial_ ? "ChainIdSolver_RNE" : "TreeIdSolver_RNE";
       case Task::MassMatrix:
         if (serial_) return "ChainDynParam::JntToMass";
         why = "KDL's mass matrix exists for serial chains only";
@@ -139,8 +139,12 @@ class KdlPeer final : public Peer {
         else
           id_tree_->CartToJnt(q_[i], v_[i], a_[i], wrench_map_, out_);
         break;
-      case Task::MassMatrix: dyn_->JntToMass(q_[i], H_); break;
-      case Task::ForwardDynamics: fd_->CartToJnt(q_[i], v_[i], tau_[i], wrenches_, out_); break;
+      case Task::MassMatrix:
+        dyn_->JntToMass(q_[i], H_);
+        break;
+      case Task::ForwardDynamics:
+        fd_->CartToJnt(q_[i], v_[i], tau_[i], wrenches_, out_);
+        break;
     }
   }
 

@@ -20,13 +20,13 @@
 // plucker's free-flyer uses the body-frame spatial velocity [omega; v_o] (see peers.hpp),
 // so v_lin_mj = R v_o and acc_lin_mj = R (a_o + omega x v_o).
 #include <mujoco/mujoco.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <unistd.h>
 
 #include "peers.hpp"
 
@@ -50,7 +50,8 @@ class MujocoPeer final : public Peer {
 
   // Builds the joint map; returns "" or the reason the models do not correspond.
   std::string map_joints() {
-    if (m_->nv != desc_.nv) return "nv differs: mujoco " + std::to_string(m_->nv) + ", plucker " + std::to_string(desc_.nv);
+    if (m_->nv != desc_.nv)
+      return "nv differs: mujoco " + std::to_string(m_->nv) + ", plucker " + std::to_string(desc_.nv);
     std::map<std::string, int> by_name;
     for (int j = 0; j < m_->njnt; ++j) {
       const char* n = mj_id2name(m_, mjOBJ_JOINT, j);
@@ -73,8 +74,10 @@ class MujocoPeer final : public Peer {
 
   std::string method(Task task, std::string&) const override {
     switch (task) {
-      case Task::InverseDynamics: return "mj_kinematics+mj_comPos+mj_comVel+mj_rne(acc)";
-      case Task::MassMatrix: return "mj_kinematics+mj_comPos+mj_crb (sparse qM)";
+      case Task::InverseDynamics:
+        return "mj_kinematics+mj_comPos+mj_comVel+mj_rne(acc)";
+      case Task::MassMatrix:
+        return "mj_kinematics+mj_comPos+mj_crb (sparse qM)";
       case Task::ForwardDynamics:
         return "mj_kinematics+mj_comPos+mj_crb+mj_factorM+mj_comVel+mj_rne(bias)+mj_solveM";
     }
@@ -245,9 +248,10 @@ std::unique_ptr<Peer> make_mujoco_peer(const ModelDesc& desc, std::string& why) 
       why = "no <robot> element";
       return nullptr;
     }
-    const std::string extra = "\n<link name=\"plucker_mj_world__\"/>\n<joint name=\"root_joint\" type=\"floating\">"
-                              "<parent link=\"plucker_mj_world__\"/><child link=\"" +
-                              desc.root_link + "\"/></joint>\n";
+    const std::string extra =
+        "\n<link name=\"plucker_mj_world__\"/>\n<joint name=\"root_joint\" type=\"floating\">"
+        "<parent link=\"plucker_mj_world__\"/><child link=\"" +
+        desc.root_link + "\"/></joint>\n";
     xml.insert(close + 1, extra);
   }
   char path[] = "/tmp/plucker_bench_mujoco_XXXXXX.urdf";
@@ -272,8 +276,8 @@ std::unique_ptr<Peer> make_mujoco_peer(const ModelDesc& desc, std::string& why) 
   }
   for (int k = 0; k < m->nv; ++k) m->dof_armature[k] = m->dof_damping[k] = m->dof_frictionloss[k] = 0.0;
   for (int j = 0; j < m->njnt; ++j) m->jnt_stiffness[j] = 0.0;
-  m->opt.disableflags |= mjDSBL_CONSTRAINT | mjDSBL_EQUALITY | mjDSBL_FRICTIONLOSS | mjDSBL_LIMIT |
-                         mjDSBL_CONTACT | mjDSBL_PASSIVE | mjDSBL_ACTUATION;
+  m->opt.disableflags |= mjDSBL_CONSTRAINT | mjDSBL_EQUALITY | mjDSBL_FRICTIONLOSS | mjDSBL_LIMIT | mjDSBL_CONTACT |
+                         mjDSBL_PASSIVE | mjDSBL_ACTUATION;
   for (int k = 0; k < 3; ++k) m->opt.gravity[k] = desc.gravity[k];
   auto peer = std::make_unique<MujocoPeer>(m, desc);
   why = peer->map_joints();

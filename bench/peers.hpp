@@ -32,9 +32,12 @@ enum class Task {
 };
 inline const char* task_name(Task t) {
   switch (t) {
-    case Task::InverseDynamics: return "ID";
-    case Task::MassMatrix: return "M";
-    case Task::ForwardDynamics: return "FD";
+    case Task::InverseDynamics:
+      return "ID";
+    case Task::MassMatrix:
+      return "M";
+    case Task::ForwardDynamics:
+      return "FD";
   }
   return "?";
 }
@@ -48,10 +51,10 @@ struct JointDesc {
 
 /// The model as the peers need it.
 struct ModelDesc {
-  std::string name;           ///< benchmark model name ("ur5", "solo12_ff")
-  std::string urdf;           ///< URDF with <visual>/<collision> removed (a temp file)
-  std::string root_link;      ///< name of the URDF root link
-  bool floating = false;      ///< a free-flyer root was added (root_joint)
+  std::string name;       ///< benchmark model name ("ur5", "solo12_ff")
+  std::string urdf;       ///< URDF with <visual>/<collision> removed (a temp file)
+  std::string root_link;  ///< name of the URDF root link
+  bool floating = false;  ///< a free-flyer root was added (root_joint)
   int nq = 0, nv = 0;
   std::vector<JointDesc> joints;  ///< movable joints, plucker order
   double gravity[3] = {0.0, 0.0, -9.81};

@@ -54,9 +54,10 @@ std::vector<Item> register_scaling(const Options& opt, std::vector<std::unique_p
 void report_scaling(const Options& opt, const std::vector<Item>& items, const Collector& collector) {
   JsonArray js(output_path(opt.out, "scaling.json"));
   for (const auto& [name, err] : collector.errors()) std::printf("note: %s: error: %s\n", name.c_str(), err.c_str());
-  std::printf("\nMedian CPU ns per call vs number of moving bodies N (chains: build_chain(N); trees: "
-              "build_random_tree(N, bf=2, skew=0.5, taper=1))\n\n%-8s %6s %12s %12s %12s\n",
-              "topology", "N", "rnea", "crba", "aba");
+  std::printf(
+      "\nMedian CPU ns per call vs number of moving bodies N (chains: build_chain(N); trees: "
+      "build_random_tree(N, bf=2, skew=0.5, taper=1))\n\n%-8s %6s %12s %12s %12s\n",
+      "topology", "N", "rnea", "crba", "aba");
   for (const Item& it : items) {
     std::printf("%-8s %6d", it.topology.c_str(), it.n);
     for (const char* alg : kScalingAlgorithms) {

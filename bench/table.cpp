@@ -109,8 +109,11 @@ std::string agreement_line(const std::string& head, const std::string& lib, cons
     if (!c.ok) detail << " FAIL";
   }
   std::ostringstream line;
-  line << head << "max rel err " << fmt_e(worst) << " " << (all_ok ? "OK" : id_ok ? "PARTIAL" : "DISAGREE") << " ["
-       << detail.str() << "; tol " << fmt_e(tolerance(lib)) << "; " << nstates << " states]";
+  line << head << "max rel err " << fmt_e(worst) << " "
+       << (all_ok  ? "OK"
+           : id_ok ? "PARTIAL"
+                   : "DISAGREE")
+       << " [" << detail.str() << "; tol " << fmt_e(tolerance(lib)) << "; " << nstates << " states]";
   if (!cmp.unsupported.empty()) {
     line << " not timed: ";
     for (std::size_t k = 0; k < cmp.unsupported.size(); ++k) line << (k ? "; " : "") << cmp.unsupported[k];
@@ -300,8 +303,10 @@ std::string format_fd_summary(const TableRun& run, const std::vector<Row>& rows)
       if (r.algorithm == "aba") aba_ns = t;
       if (r.algorithm.rfind("fd_", 0) != 0) continue;
       if (r.algorithm == "fd_aba") fd_aba_ns = t;
-      if (r.algorithm == "fd_auto") auto_ns = t;
-      else if (std::isfinite(t) && !(t >= best_ns)) best_ns = t, best = r.algorithm.substr(3);
+      if (r.algorithm == "fd_auto")
+        auto_ns = t;
+      else if (std::isfinite(t) && !(t >= best_ns))
+        best_ns = t, best = r.algorithm.substr(3);
     }
     if (!std::isfinite(auto_ns) || !std::isfinite(best_ns)) continue;
     const auto choice = plucker::forward_dynamics_choice(bp->model);
@@ -359,9 +364,9 @@ void write_meta(const TableRun& run, const Options& opt, const Collector& collec
   std::ofstream mt(output_path(opt.out, "meta.json"));
   mt << "{\n  \"date\": \"" << now_utc() << "\",\n  \"compiler\": \"" << json_escape(compiler_string())
      << "\",\n  \"flags\": \"" << json_escape(build_flags()) << "\",\n  \"repetitions\": " << opt.reps
-     << ",\n  \"timer\": \"process CPU time\",\n  \"min_time_s\": " << opt.min_time << ",\n  \"pool_size\": " << kPoolSize
-     << ",\n  \"elapsed_s\": " << elapsed << ",\n  \"loadavg_start\": \"" << load_start
-     << "\",\n  \"loadavg_end\": \"" << loadavg() << "\",\n  \"num_cpus\": " << collector.num_cpus_
+     << ",\n  \"timer\": \"process CPU time\",\n  \"min_time_s\": " << opt.min_time
+     << ",\n  \"pool_size\": " << kPoolSize << ",\n  \"elapsed_s\": " << elapsed << ",\n  \"loadavg_start\": \""
+     << load_start << "\",\n  \"loadavg_end\": \"" << loadavg() << "\",\n  \"num_cpus\": " << collector.num_cpus_
      << ",\n  \"mhz\": " << collector.mhz_ << ",\n  \"cpu_scaling\": " << (collector.scaling_ ? "true" : "false")
      << ",\n  \"libraries\": [";
   for (std::size_t k = 0; k < run.libraries.size(); ++k) mt << (k ? ", " : "") << "\"" << run.libraries[k] << "\"";
@@ -397,8 +402,8 @@ int run_models(const Options& opt) {
   prepare_models(run, opt);
   register_table(run, opt);
 
-  std::cerr << "plucker_bench: prepared in " << static_cast<int>(seconds_since(t0)) << " s; running "
-            << run.keys.size() << " benchmarks (" << opt.reps << " repetitions x " << opt.min_time << " s)\n";
+  std::cerr << "plucker_bench: prepared in " << static_cast<int>(seconds_since(t0)) << " s; running " << run.keys.size()
+            << " benchmarks (" << opt.reps << " repetitions x " << opt.min_time << " s)\n";
   Collector collector(run.keys);
   benchmark::RunSpecifiedBenchmarks(&collector);
   for (const auto& [name, err] : collector.errors()) run.notes.push_back(name + ": error: " + err);

@@ -30,7 +30,8 @@ State rk4_step(const Model& model, Data& data, const State& s, const VecX& tau, 
   const VecX k3v = v3, k3a = accel(q3, v3);
   const VecX q4 = integrate(model, s.q, k3v, dt), v4 = s.v + dt * k3a;
   const VecX k4v = v4, k4a = accel(q4, v4);
-  return {integrate(model, s.q, (k1v + 2 * k2v + 2 * k3v + k4v) / 6, dt), s.v + dt / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)};
+  return {integrate(model, s.q, (k1v + 2 * k2v + 2 * k3v + k4v) / 6, dt),
+          s.v + dt / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)};
 }
 
 // Semi-implicit (symplectic) Euler, for comparison of energy behaviour.

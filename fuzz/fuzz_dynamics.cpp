@@ -113,7 +113,8 @@ void run_all(const Model& model, Data& data, const VecX& q, const VecX& v, const
   c.run("mass_times", [&] { c.finite("mass_times", mass_times(model, data, q, a)); });
   c.run("aba", [&] { c.finite("aba", aba(model, data, q, v, tau)); });
   c.run("aba(f_ext)", [&] { c.finite("aba(f_ext)", aba(model, data, q, v, tau, f_ext)); });
-  c.run("forward_dynamics_crba", [&] { c.finite("forward_dynamics_crba", forward_dynamics_crba(model, data, q, v, tau)); });
+  c.run("forward_dynamics_crba",
+        [&] { c.finite("forward_dynamics_crba", forward_dynamics_crba(model, data, q, v, tau)); });
   for (ForwardDynamicsMethod m : forward_dynamics_methods()) {
     const std::string name = "forward_dynamics(" + std::string(to_string(m)) + ")";
     c.run(name, [&] { c.finite(name, forward_dynamics(model, data, q, v, tau, m)); });
@@ -145,7 +146,8 @@ void run_all(const Model& model, Data& data, const VecX& q, const VecX& v, const
       c.finite("forward_kinematics (v)", data.v[static_cast<size_t>(i)].vector());
       c.finite("forward_kinematics (a)", data.a[static_cast<size_t>(i)].vector());
     }
-    for (int f = 0; f < static_cast<int>(model.frames().size()); ++f) c.finite("frame_pose", frame_pose(model, data, f));
+    for (int f = 0; f < static_cast<int>(model.frames().size()); ++f)
+      c.finite("frame_pose", frame_pose(model, data, f));
   });
   for (int i : {nb - 1, nb / 2}) {
     for (ReferenceFrame frame : {ReferenceFrame::World, ReferenceFrame::Local}) {
@@ -172,8 +174,8 @@ void run_all(const Model& model, Data& data, const VecX& q, const VecX& v, const
     });
     for (ConstrainedMethod m : {ConstrainedMethod::Kkt, ConstrainedMethod::RangeSpace, ConstrainedMethod::NullSpace}) {
       for (double baumgarte : {0.0, 10.0}) {
-        const std::string name = "constrained_forward_dynamics(" + std::string(to_string(m)) +
-                                 (baumgarte > 0 ? ", baumgarte" : "") + ")";
+        const std::string name =
+            "constrained_forward_dynamics(" + std::string(to_string(m)) + (baumgarte > 0 ? ", baumgarte" : "") + ")";
         ConstrainedOptions o;
         o.method = m;
         o.baumgarte_alpha = o.baumgarte_beta = baumgarte;

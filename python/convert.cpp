@@ -39,14 +39,21 @@ std::string repr_of(py::handle h) { return py::repr(h).cast<std::string>(); }
 std::string describe_dtype(const py::dtype& dt) {
   const std::string name = py::str(static_cast<const py::handle&>(dt)).cast<std::string>();
   switch (dt.kind()) {
-    case 'b': return name;
-    case 'c': return name + " (complex)";
-    case 'M': return name + " (datetime)";
-    case 'm': return name + " (timedelta)";
-    case 'O': return name + " (Python objects)";
+    case 'b':
+      return name;
+    case 'c':
+      return name + " (complex)";
+    case 'M':
+      return name + " (datetime)";
+    case 'm':
+      return name + " (timedelta)";
+    case 'O':
+      return name + " (Python objects)";
     case 'U':
-    case 'S': return name + " (strings)";
-    default: return name;
+    case 'S':
+      return name + " (strings)";
+    default:
+      return name;
   }
 }
 
@@ -66,8 +73,7 @@ Array float_array(py::handle obj, const std::string& name, const Expected& expec
     } catch (py::error_already_set& e) {
       why = py::str(e.value()).cast<std::string>();
     }
-    value_error(name + " cannot be converted to an array of numbers (" + why + "); expected an array of " +
-                expected());
+    value_error(name + " cannot be converted to an array of numbers (" + why + "); expected an array of " + expected());
   }
   const char kind = a.dtype().kind();
   if (kind != 'i' && kind != 'u' && kind != 'f')
@@ -155,9 +161,9 @@ Array batch_arg(py::handle obj, const std::string& name, py::ssize_t cols, const
   const std::string expected = "(B, " + cols_what + ")";
   Array a = float_array(obj, name, [&] { return "shape " + expected; });
   if (a.ndim() != 2 || a.shape(1) != cols || (rows >= 0 && a.shape(0) != rows))
-    value_error(name + " has shape " + repr_of(a.attr("shape")) + ", expected " +
-                (rows >= 0 ? "(" + std::to_string(rows) + ", " + cols_what + ") (B from the first argument)"
-                           : expected));
+    value_error(
+        name + " has shape " + repr_of(a.attr("shape")) + ", expected " +
+        (rows >= 0 ? "(" + std::to_string(rows) + ", " + cols_what + ") (B from the first argument)" : expected));
   return a;
 }
 
@@ -211,8 +217,7 @@ std::vector<std::string> names_arg(py::handle obj, const char* name) {
   }
   py::iterator items = py::reinterpret_steal<py::iterator>(it);
   for (py::handle item : items) {
-    if (!py::isinstance<py::str>(item))
-      value_error(std::string(name) + " must hold names (str), got " + repr_of(item));
+    if (!py::isinstance<py::str>(item)) value_error(std::string(name) + " must hold names (str), got " + repr_of(item));
     out.push_back(item.cast<std::string>());
   }
   return out;
@@ -262,8 +267,7 @@ std::vector<Force> forces_arg(const PyModel& m, py::handle f_ext, ReferenceFrame
     if (!pair || PySequence_Fast_GET_SIZE(pair) != 2)
       value_error("f_ext.items() must yield (name, force) pairs, got " + repr_of(item));
     const py::handle key = PySequence_Fast_GET_ITEM(pair, 0), value = PySequence_Fast_GET_ITEM(pair, 1);
-    if (!py::isinstance<py::str>(key))
-      value_error("f_ext keys must be body or frame names (str), got " + repr_of(key));
+    if (!py::isinstance<py::str>(key)) value_error("f_ext keys must be body or frame names (str), got " + repr_of(key));
     const std::string name = key.cast<std::string>();
     int body = -1;
     const plucker::Frame* fr = nullptr;

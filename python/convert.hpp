@@ -45,9 +45,11 @@ PLUCKER_PY_ANY(Names)
 #undef PLUCKER_PY_ANY
 }  // namespace plucker_py
 namespace pybind11::detail {
-#define PLUCKER_PY_NAME(Name, Text) \
-  template <>                       \
-  struct handle_type_name<plucker_py::Name> { static constexpr auto name = const_name(Text); };
+#define PLUCKER_PY_NAME(Name, Text)                \
+  template <>                                      \
+  struct handle_type_name<plucker_py::Name> {      \
+    static constexpr auto name = const_name(Text); \
+  };
 PLUCKER_PY_NAME(ArrayLike, "numpy.typing.ArrayLike")
 PLUCKER_PY_NAME(ForceDict, "Optional[Dict[str, numpy.typing.ArrayLike]]")
 PLUCKER_PY_NAME(OptSeed, "Optional[int]")
@@ -114,7 +116,8 @@ Vector v_arg(const PyModel& m, py::handle obj, const char* name);
 /// function checks their sizes and finiteness; when it refuses a non-finite entry of one of
 /// them, the message gets the entry's index and value ("rnea: v is not finite at joint 'elbow'"
 /// becomes "rnea: v[8] is not finite (nan) at joint 'elbow'").
-[[noreturn]] void rethrow_invalid_argument(const plucker::InvalidArgument& e, std::initializer_list<const Vector*> args);
+[[noreturn]] void rethrow_invalid_argument(const plucker::InvalidArgument& e,
+                                           std::initializer_list<const Vector*> args);
 template <class F>
 decltype(auto) call(std::initializer_list<const Vector*> args, F&& f) {
   try {
@@ -178,7 +181,7 @@ template <class M>
 py::array_t<double> mat_out(const M& m) {
   py::array_t<double> out({static_cast<py::ssize_t>(m.rows()), static_cast<py::ssize_t>(m.cols())});
   Eigen::Map<Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(out.mutable_data(), m.rows(),
-                                                                                       m.cols()) = m;
+                                                                                     m.cols()) = m;
   return out;
 }
 

@@ -55,7 +55,8 @@ void bind_dynamics(py::module_& mod) {
         const Vector qa = q_arg(m, q), va = v_arg(m, v, "v");
         return call({&qa, &va}, [&] { return vec_out(plucker::nonlinear_effects(m.model(), m.data(), qa, va)); });
       },
-      py::arg("model"), py::arg("q"), py::arg("v"), "C(q, v) = rnea(q, v, 0): Coriolis, centrifugal and gravity terms.");
+      py::arg("model"), py::arg("q"), py::arg("v"),
+      "C(q, v) = rnea(q, v, 0): Coriolis, centrifugal and gravity terms.");
   mod.def(
       "gravity_torques",
       [](PyModel& m, ArrayLike q) {

@@ -47,7 +47,8 @@ py::object solve_cg_py(PyModel& m, ArrayLike q, ArrayLike b, bool preconditioned
   int cap = -1;  // the C++ default, 10 nv
   if (!max_iterations.is_none()) {
     if (PyBool_Check(max_iterations.ptr()) || !PyIndex_Check(max_iterations.ptr()))
-      value_error("max_iterations must be an integer >= 0 or None, got " + py::repr(max_iterations).cast<std::string>());
+      value_error("max_iterations must be an integer >= 0 or None, got " +
+                  py::repr(max_iterations).cast<std::string>());
     const long long n = max_iterations.cast<long long>();
     if (n < 0 || n > 1000000000)
       value_error("max_iterations must be in [0, 1e9] or None (10 nv), got " + std::to_string(n));
@@ -58,7 +59,7 @@ py::object solve_cg_py(PyModel& m, ArrayLike q, ArrayLike b, bool preconditioned
     const VecX& x = plucker::solve_conjugate_gradient(m.model(), data, qa, ba, preconditioned, tolerance, cap);
     const plucker::Data::CgReport& r = data.cg;  // converged: the C++ solver raises ConvergenceError otherwise
     return py::reinterpret_borrow<py::object>(g_cg_result_type)(vec_out(x), r.iterations, r.relative_residual,
-                                                                 r.backward_error);
+                                                                r.backward_error);
   });
 }
 
@@ -98,7 +99,7 @@ void bind_forward_dynamics(py::module_& mod) {
       [](const PyModel& m) {
         const plucker::ForwardDynamicsChoice c = plucker::forward_dynamics_choice(m.model());
         return py::reinterpret_borrow<py::object>(g_fd_choice_type)(std::string(plucker::to_string(c.method)),
-                                                                     to_str(c.reason));
+                                                                    to_str(c.reason));
       },
       py::arg("model"),
       "ForwardDynamicsChoice(method, reason): the method that forward_dynamics(method='auto') runs\n"

@@ -41,7 +41,8 @@ py::dict forward_kinematics_py(PyModel& m, ArrayLike q) {
   plucker::Data& data = m.data();
   call({&qa}, [&] { plucker::forward_kinematics(m.model(), data, qa); });
   py::dict out;
-  for (int i = 0; i < m.model().nbodies(); ++i) out[to_str(m.model().body_name(i))] = mat_out(plucker::body_pose(data, i));
+  for (int i = 0; i < m.model().nbodies(); ++i)
+    out[to_str(m.model().body_name(i))] = mat_out(plucker::body_pose(data, i));
   return out;
 }
 

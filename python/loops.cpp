@@ -81,7 +81,8 @@ void bind_loops(py::module_& mod) {
         const Vector qa = q_arg(m, q), va = v_arg(m, v, "v");
         return call({&qa, &va}, [&] { return vec_out(plucker::project_velocity(m.model(), m.data(), qa, va)); });
       },
-      py::arg("model"), py::arg("q"), py::arg("v"), "The velocity closest to v in the kinetic-energy metric with L v = 0.");
+      py::arg("model"), py::arg("q"), py::arg("v"),
+      "The velocity closest to v in the kinetic-energy metric with L v = 0.");
   mod.def(
       "loop_joint_forces",
       [](PyModel& m, ArrayLike q, ArrayLike lam, const std::string& frame) {
@@ -91,7 +92,8 @@ void bind_loops(py::module_& mod) {
         return call({&qa}, [&] {
           const std::vector<Force> f = plucker::loop_joint_forces(m.model(), m.data(), qa, la, rf);
           py::dict out;
-          for (std::size_t k = 0; k < f.size(); ++k) out[to_str(m.model().loop_joints()[k].name)] = vec_out(f[k].vector());
+          for (std::size_t k = 0; k < f.size(); ++k)
+            out[to_str(m.model().loop_joints()[k].name)] = vec_out(f[k].vector());
           return out;
         });
       },
@@ -122,10 +124,12 @@ void bind_loops(py::module_& mod) {
       },
       py::arg("ground") = 1.0, py::arg("crank") = 0.3, py::arg("coupler") = 0.9, py::arg("rocker") = 0.7,
       py::arg("crank_angle") = 1.0, "Planar four-bar linkage (see plucker/model/builders.hpp); q = 0 is assembled.");
-  mod.def("build_slider_crank", []() { return wrap(plucker::build_slider_crank()); },
-          "Planar slider-crank; q = 0 is assembled.");
-  mod.def("build_delta", []() { return wrap(plucker::build_delta()); },
-          "3-DoF Delta-type translational parallel robot; q = 0 is assembled.");
+  mod.def(
+      "build_slider_crank", []() { return wrap(plucker::build_slider_crank()); },
+      "Planar slider-crank; q = 0 is assembled.");
+  mod.def(
+      "build_delta", []() { return wrap(plucker::build_delta()); },
+      "3-DoF Delta-type translational parallel robot; q = 0 is assembled.");
 }
 
 }  // namespace plucker_py

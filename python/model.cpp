@@ -42,8 +42,8 @@ plucker::UrdfOptions urdf_options(bool floating_base, bool strict) {
 
 /// Raises OSError(errno, text, path) of class `type` (FileNotFoundError, ...).
 [[noreturn]] void os_error(const char* type, const char* errno_name, const char* text, const py::object& path) {
-  const py::object err = py::module_::import("builtins").attr(type)(py::module_::import("errno").attr(errno_name),
-                                                                    text, path);
+  const py::object err =
+      py::module_::import("builtins").attr(type)(py::module_::import("errno").attr(errno_name), text, path);
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(err.ptr())), err.ptr());
   throw py::error_already_set();
 }
@@ -85,8 +85,8 @@ py::str repr(const PyModel& m) {
   char mass[64];
   std::snprintf(mass, sizeof mass, "%.6g", md.total_mass());
   return to_str("<plucker.Model '" + md.name() + "': nbodies=" + std::to_string(md.nbodies()) +
-                ", nq=" + std::to_string(md.nq()) + ", nv=" + std::to_string(md.nv()) + ", total_mass=" + mass +
-                " kg" + (md.has_floating_base() ? ", floating base" : "") + ">");
+                ", nq=" + std::to_string(md.nq()) + ", nv=" + std::to_string(md.nv()) + ", total_mass=" + mass + " kg" +
+                (md.has_floating_base() ? ", floating base" : "") + ">");
 }
 
 int add_loop_joint(PyModel& m, const std::string& name, const std::string& type, const std::string& predecessor,
@@ -98,8 +98,8 @@ int add_loop_joint(PyModel& m, const std::string& name, const std::string& type,
   lj.type = plucker::parse_loop_joint_type(type);
   lj.predecessor = model.body_index(predecessor);
   lj.successor = model.body_index(successor);
-  lj.X_predecessor = plucker::Transform::from_rpy_xyz(vec3_arg(pred_rpy, "predecessor_rpy"),
-                                                      vec3_arg(pred_xyz, "predecessor_xyz"));
+  lj.X_predecessor =
+      plucker::Transform::from_rpy_xyz(vec3_arg(pred_rpy, "predecessor_rpy"), vec3_arg(pred_xyz, "predecessor_xyz"));
   lj.X_successor =
       plucker::Transform::from_rpy_xyz(vec3_arg(succ_rpy, "successor_rpy"), vec3_arg(succ_xyz, "successor_xyz"));
   lj.axis = vec3_arg(axis, "axis");
@@ -155,16 +155,14 @@ void bind_builders(py::module_& mod) {
 }  // namespace
 
 void bind_model(py::module_& mod) {
-  py::class_<PyModel> model(
-      mod, "Model",
-      "A kinematic-tree robot model and its computation workspace (made on first use).\n\n"
-      "Create one with Model.from_urdf(), Model.from_urdf_string() or a build_*() function.\n\n"
-      "Threads: while a call that releases the GIL (rnea_batch, aba_batch, crba_batch,\n"
-      "crba_batch_packed) runs on a Model, the Model cannot change: setting gravity or adding a\n"
-      "loop joint raises RuntimeError naming the running call, so that one call sees one model.");
+  py::class_<PyModel> model(mod, "Model",
+                            "A kinematic-tree robot model and its computation workspace (made on first use).\n\n"
+                            "Create one with Model.from_urdf(), Model.from_urdf_string() or a build_*() function.\n\n"
+                            "Threads: while a call that releases the GIL (rnea_batch, aba_batch, crba_batch,\n"
+                            "crba_batch_packed) runs on a Model, the Model cannot change: setting gravity or adding a\n"
+                            "loop joint raises RuntimeError naming the running call, so that one call sees one model.");
   model
-      .def_static("from_urdf", &from_urdf, py::arg("path"), py::arg("floating_base") = false,
-                  py::arg("strict") = false,
+      .def_static("from_urdf", &from_urdf, py::arg("path"), py::arg("floating_base") = false, py::arg("strict") = false,
                   "Loads a URDF file. floating_base=True attaches the root link to the world with a free-flyer\n"
                   "joint named 'root_joint' (first in q: nq += 7, nv += 6). strict=True refuses the defects\n"
                   "that are otherwise loaded with a plucker.ModelWarning. Raises FileNotFoundError for a\n"
@@ -174,21 +172,26 @@ void bind_model(py::module_& mod) {
                   py::arg("strict") = false, py::arg("source_name") = "<string>",
                   "Loads a URDF document held in a string (see from_urdf).")
       .def_property_readonly("name", [](const PyModel& m) { return to_str(m.model().name()); })
-      .def_property_readonly("nq", [](const PyModel& m) { return m.model().nq(); }, "Size of q.")
-      .def_property_readonly("nv", [](const PyModel& m) { return m.model().nv(); }, "Size of v, a, tau.")
-      .def_property_readonly("nbodies", [](const PyModel& m) { return m.model().nbodies(); },
-                             "Number of bodies including the fixed base (body 0).")
+      .def_property_readonly(
+          "nq", [](const PyModel& m) { return m.model().nq(); }, "Size of q.")
+      .def_property_readonly(
+          "nv", [](const PyModel& m) { return m.model().nv(); }, "Size of v, a, tau.")
+      .def_property_readonly(
+          "nbodies", [](const PyModel& m) { return m.model().nbodies(); },
+          "Number of bodies including the fixed base (body 0).")
       .def_property(
           "gravity", [](const PyModel& m) { return vec_out(m.model().gravity()); }, &set_gravity,
           "Gravity acceleration in world coordinates (3-vector; default [0, 0, -9.81]). Cannot be set\n"
           "while a batched call runs on the model (RuntimeError).")
-      .def_property_readonly("joint_names", [](const PyModel& m) { return str_list(m.model().movable_joint_names()); },
-                             "Names of the movable joints (nv > 0), in model (q/v) order.")
-      .def_property_readonly("loop_joint_names",
-                             [](const PyModel& m) { return str_list(m.model().loop_joint_names()); },
-                             "Names of the loop-closing joints (docs/loops.md), in constraint-row order.")
-      .def_property_readonly("num_constraints", [](const PyModel& m) { return m.model().num_constraints(); },
-                             "Rows of phi(q) = 0: 6 - dof per loop joint, then one per mimic joint.")
+      .def_property_readonly(
+          "joint_names", [](const PyModel& m) { return str_list(m.model().movable_joint_names()); },
+          "Names of the movable joints (nv > 0), in model (q/v) order.")
+      .def_property_readonly(
+          "loop_joint_names", [](const PyModel& m) { return str_list(m.model().loop_joint_names()); },
+          "Names of the loop-closing joints (docs/loops.md), in constraint-row order.")
+      .def_property_readonly(
+          "num_constraints", [](const PyModel& m) { return m.model().num_constraints(); },
+          "Rows of phi(q) = 0: 6 - dof per loop joint, then one per mimic joint.")
       .def("add_loop_joint", &add_loop_joint, py::arg("name"), py::arg("type"), py::arg("predecessor"),
            py::arg("successor"), py::arg("predecessor_xyz") = py::make_tuple(0.0, 0.0, 0.0),
            py::arg("predecessor_rpy") = py::make_tuple(0.0, 0.0, 0.0),
@@ -199,26 +202,30 @@ void bind_model(py::module_& mod) {
            "(frames given as URDF-style xyz/rpy in the body frames), as the <loop_joint> element does.\n"
            "type: revolute, prismatic, cylindrical, planar, spherical (ball) or fixed (weld). Returns its\n"
            "index. Raises RuntimeError while a batched call runs on the model.")
-      .def_property_readonly("all_joint_names", [](const PyModel& m) { return str_list(m.model().joint_names()); },
-                             "Names of the joints of bodies 1..nbodies-1, fixed ones included.")
-      .def_property_readonly("body_names", [](const PyModel& m) { return str_list(m.model().body_names()); },
-                             "Body names, base (body 0) first.")
-      .def_property_readonly("frame_names",
-                             [](const PyModel& m) {
-                               py::list out;
-                               for (const auto& f : m.model().frames()) out.append(to_str(f.name));
-                               return out;
-                             },
-                             "Names of the frames attached to bodies (e.g. URDF links merged by fixed joints).")
-      .def_property_readonly("parents",
-                             [](const PyModel& m) {
-                               py::list out;
-                               for (int p : m.model().parents()) out.append(p);
-                               return out;
-                             },
-                             "Parent body index of each body (-1 or 0 for the base).")
-      .def_property_readonly("total_mass", [](const PyModel& m) { return m.model().total_mass(); },
-                             "Mass of the moving bodies (kg).")
+      .def_property_readonly(
+          "all_joint_names", [](const PyModel& m) { return str_list(m.model().joint_names()); },
+          "Names of the joints of bodies 1..nbodies-1, fixed ones included.")
+      .def_property_readonly(
+          "body_names", [](const PyModel& m) { return str_list(m.model().body_names()); },
+          "Body names, base (body 0) first.")
+      .def_property_readonly(
+          "frame_names",
+          [](const PyModel& m) {
+            py::list out;
+            for (const auto& f : m.model().frames()) out.append(to_str(f.name));
+            return out;
+          },
+          "Names of the frames attached to bodies (e.g. URDF links merged by fixed joints).")
+      .def_property_readonly(
+          "parents",
+          [](const PyModel& m) {
+            py::list out;
+            for (int p : m.model().parents()) out.append(p);
+            return out;
+          },
+          "Parent body index of each body (-1 or 0 for the base).")
+      .def_property_readonly(
+          "total_mass", [](const PyModel& m) { return m.model().total_mass(); }, "Mass of the moving bodies (kg).")
       .def_property_readonly("has_floating_base", [](const PyModel& m) { return m.model().has_floating_base(); })
       .def_property_readonly("lower_position_limit",
                              [](const PyModel& m) { return vec_out(m.model().lower_position_limit()); })
@@ -226,36 +233,43 @@ void bind_model(py::module_& mod) {
                              [](const PyModel& m) { return vec_out(m.model().upper_position_limit()); })
       .def_property_readonly("velocity_limit", [](const PyModel& m) { return vec_out(m.model().velocity_limit()); })
       .def_property_readonly("effort_limit", [](const PyModel& m) { return vec_out(m.model().effort_limit()); })
-      .def_property_readonly("mimics",
-                             [](const PyModel& m) {
-                               const Model& md = m.model();
-                               py::list out;
-                               for (const auto& r : md.mimics())
-                                 out.append(py::make_tuple(to_str(md.joint_name(r.follower)),
-                                                           to_str(md.joint_name(r.leader)), r.multiplier, r.offset));
-                               return out;
-                             },
-                             "Recorded (not enforced) mimic relations: (follower, leader, multiplier, offset) with\n"
-                             "q_follower = multiplier * q_leader + offset.")
+      .def_property_readonly(
+          "mimics",
+          [](const PyModel& m) {
+            const Model& md = m.model();
+            py::list out;
+            for (const auto& r : md.mimics())
+              out.append(py::make_tuple(to_str(md.joint_name(r.follower)), to_str(md.joint_name(r.leader)),
+                                        r.multiplier, r.offset));
+            return out;
+          },
+          "Recorded (not enforced) mimic relations: (follower, leader, multiplier, offset) with\n"
+          "q_follower = multiplier * q_leader + offset.")
       .def_property_readonly("_has_workspace", &PyModel::has_data,
                              "Whether the single-state workspace exists yet (made on first use; a testing aid).")
-      .def("joint_q_index", [](const PyModel& m, const std::string& n) { return m.model().idx_q(joint_arg(m, n)); },
-           py::arg("name"), "Index of the joint's first coordinate in q.")
-      .def("joint_v_index", [](const PyModel& m, const std::string& n) { return m.model().idx_v(joint_arg(m, n)); },
-           py::arg("name"), "Index of the joint's first coordinate in v.")
-      .def("joint_nq", [](const PyModel& m, const std::string& n) { return m.model().joint_nq(joint_arg(m, n)); },
-           py::arg("name"))
-      .def("joint_nv", [](const PyModel& m, const std::string& n) { return m.model().joint_nv(joint_arg(m, n)); },
-           py::arg("name"))
-      .def("joint_kind",
-           [](const PyModel& m, const std::string& n) {
-             return std::string(plucker::joint_kind(m.model().joint(joint_arg(m, n))));
-           },
-           py::arg("name"), "Kind of the joint: 'revolute_z', 'prismatic', 'free_flyer', ...")
-      .def("body_index", [](const PyModel& m, const std::string& n) { return m.model().body_index(n); },
-           py::arg("name"))
-      .def("summary", [](const PyModel& m) { return to_str(plucker::summary(m.model())); },
-           "Human-readable table of bodies, joints, sizes and masses.")
+      .def(
+          "joint_q_index", [](const PyModel& m, const std::string& n) { return m.model().idx_q(joint_arg(m, n)); },
+          py::arg("name"), "Index of the joint's first coordinate in q.")
+      .def(
+          "joint_v_index", [](const PyModel& m, const std::string& n) { return m.model().idx_v(joint_arg(m, n)); },
+          py::arg("name"), "Index of the joint's first coordinate in v.")
+      .def(
+          "joint_nq", [](const PyModel& m, const std::string& n) { return m.model().joint_nq(joint_arg(m, n)); },
+          py::arg("name"))
+      .def(
+          "joint_nv", [](const PyModel& m, const std::string& n) { return m.model().joint_nv(joint_arg(m, n)); },
+          py::arg("name"))
+      .def(
+          "joint_kind",
+          [](const PyModel& m, const std::string& n) {
+            return std::string(plucker::joint_kind(m.model().joint(joint_arg(m, n))));
+          },
+          py::arg("name"), "Kind of the joint: 'revolute_z', 'prismatic', 'free_flyer', ...")
+      .def(
+          "body_index", [](const PyModel& m, const std::string& n) { return m.model().body_index(n); }, py::arg("name"))
+      .def(
+          "summary", [](const PyModel& m) { return to_str(plucker::summary(m.model())); },
+          "Human-readable table of bodies, joints, sizes and masses.")
       .def("__repr__", &repr)
       .def("__str__", [](const PyModel& m) { return to_str(plucker::summary(m.model())); });
 

@@ -60,8 +60,8 @@ void translate(std::exception_ptr p) {
   } catch (const plucker::SingularError& e) {
     set_error(g_singular_error, e.what());
   } catch (const plucker::ConvergenceError& e) {
-    py::object exc = py::reinterpret_borrow<py::object>(g_convergence_error)(to_str(e.what()), e.iterations(),
-                                                                             e.residual());
+    py::object exc =
+        py::reinterpret_borrow<py::object>(g_convergence_error)(to_str(e.what()), e.iterations(), e.residual());
     PyErr_SetObject(g_convergence_error, exc.ptr());
   } catch (const plucker::NumericalError& e) {
     set_error(g_numerical_error, e.what());
@@ -86,17 +86,17 @@ PYBIND11_MODULE(plucker, mod) {
       "it, and while one runs on a Model that Model cannot be changed (RuntimeError).";
   mod.attr("__version__") = plucker::version();
 
-  g_model_error = new_exception("plucker.ModelError", "A model (loaded or built) is malformed or physically impossible.",
-                                PyExc_ValueError);
-  g_singular_error = new_exception(
-      "plucker.SingularError", "The dynamics are undefined at this state (e.g. a singular joint-space inertia).",
-      PyExc_ArithmeticError);
-  g_numerical_error = new_exception(
-      "plucker.NumericalError",
-      "A result is not finite although the inputs were (a state outside the range of double precision).",
-      PyExc_FloatingPointError);
-  g_model_warning = new_exception("plucker.ModelWarning", "A defect found while loading a model (loaded anyway).",
-                                  PyExc_UserWarning);
+  g_model_error = new_exception("plucker.ModelError",
+                                "A model (loaded or built) is malformed or physically impossible.", PyExc_ValueError);
+  g_singular_error = new_exception("plucker.SingularError",
+                                   "The dynamics are undefined at this state (e.g. a singular joint-space inertia).",
+                                   PyExc_ArithmeticError);
+  g_numerical_error =
+      new_exception("plucker.NumericalError",
+                    "A result is not finite although the inputs were (a state outside the range of double precision).",
+                    PyExc_FloatingPointError);
+  g_model_warning =
+      new_exception("plucker.ModelWarning", "A defect found while loading a model (loaded anyway).", PyExc_UserWarning);
   {
     py::dict ns;
     ns["__builtins__"] = py::module_::import("builtins");

@@ -67,10 +67,10 @@ Model build_lane_kinds(bool depth_first) {
     return RigidBodyInertia::from_mass_com_inertia(1.0 + static_cast<double>(rng() % 3), c, Mat3(d.asDiagonal()));
   };
   auto place = [&] { return Transform::from_rpy_xyz(random_vector(3, rng, 0.4), random_vector(3, rng, 0.3)); };
-  const std::vector<JointModel> kinds = {JointRevoluteX{}, JointRevoluteY{}, JointRevoluteZ{},
-                                         make_revolute(Vec3(1, 2, 3)), JointPrismaticX{}, JointPrismaticY{},
-                                         JointPrismaticZ{}, make_prismatic(Vec3(-1, 0.5, 2)), JointSpherical{},
-                                         JointFixed{}};
+  const std::vector<JointModel> kinds = {
+      JointRevoluteX{},  JointRevoluteY{},  JointRevoluteZ{},  make_revolute(Vec3(1, 2, 3)),
+      JointPrismaticX{}, JointPrismaticY{}, JointPrismaticZ{}, make_prismatic(Vec3(-1, 0.5, 2)),
+      JointSpherical{},  JointFixed{}};
   Model model;
   const int root = model.add_body(0, JointFreeFlyer{}, Transform(), inertia(), "root", "root_joint");
   if (depth_first) {  // two chains of five, one after the other
@@ -513,9 +513,9 @@ TEST(Batch, BadBatchesAreRefusedNamingTheStateAndJoint) {
 
 TEST(Batch, SingularStateIsReportedAfterAllThreadsStop) {
   Model model;  // a massless moving leaf: every state's ABA is singular at 'leaf_joint'
-  const int b1 = model.add_body(0, JointRevoluteX{}, Transform(),
-                                RigidBodyInertia::from_mass_com_inertia(2.0, Vec3(0.0, 0.3, 0.0), Mat3::Identity() * 0.01),
-                                "arm", "shoulder");
+  const int b1 = model.add_body(
+      0, JointRevoluteX{}, Transform(),
+      RigidBodyInertia::from_mass_com_inertia(2.0, Vec3(0.0, 0.3, 0.0), Mat3::Identity() * 0.01), "arm", "shoulder");
   model.add_body(b1, JointRevoluteY{}, Transform::translation(Vec3(0.0, 0.5, 0.0)), RigidBodyInertia::Zero(), "leaf",
                  "leaf_joint");
   for (int B : {6, 2 * batch_lanes() + 3}) {

@@ -77,9 +77,9 @@ TEST(DynamicsClosedForm, SinglePendulumOnEveryRotationalKernel) {
       const double qdd = (tau[0] - gravity) / I_axis;
       EXPECT_LE(rel_err(aba(model, data, q, v, tau)[0], qdd, (std::abs(tau[0]) + m * kG * l) / I_axis), kClosedTol)
           << ctx;
-      EXPECT_LE(rel_err(forward_dynamics_crba(model, data, q, v, tau)[0], qdd,
-                        (std::abs(tau[0]) + m * kG * l) / I_axis),
-                kClosedTol)
+      EXPECT_LE(
+          rel_err(forward_dynamics_crba(model, data, q, v, tau)[0], qdd, (std::abs(tau[0]) + m * kG * l) / I_axis),
+          kClosedTol)
           << ctx;
       const double V = m * kG * (pivot.z() - l * cq);
       EXPECT_LE(rel_err(potential_energy(model, data, q), V, m * kG * (std::abs(pivot.z()) + l)), kClosedTol) << ctx;
@@ -102,11 +102,11 @@ TEST(DynamicsClosedForm, HelicalScrewUnderGravity) {
   Ic << 0.02, 0.001, 0.0, 0.001, 0.03, -0.002, 0.0, -0.002, 0.045;
   const double M = Ic(2, 2) + m * r * r + m * pitch * pitch;
   for (const JointModel& joint : {make_helical(Vec3::UnitZ(), pitch), [&] {
-         MatS6 S = MatS6::Zero(6, 1);
-         S(2, 0) = 1.0;
-         S(5, 0) = pitch;
-         return make_general_joint(S);
-       }()}) {
+                                    MatS6 S = MatS6::Zero(6, 1);
+                                    S(2, 0) = 1.0;
+                                    S(5, 0) = pitch;
+                                    return make_general_joint(S);
+                                  }()}) {
     Model model;
     model.add_body(0, joint, Transform(), RigidBodyInertia::from_mass_com_inertia(m, Vec3(r, 0, cz), Ic), "nut",
                    "screw");
@@ -194,16 +194,17 @@ TEST(DynamicsClosedForm, PlanarDoublePendulumMatchesSpong) {
       for (int s = 0; s < 6; ++s) {
         const VecX q = random_vector(2, rng, 3.0), qd = random_vector(2, rng, 2.0), qdd = random_vector(2, rng, 5.0),
                    tau = random_vector(2, rng, 10.0);
-        const std::string ctx = "params " + std::to_string(params) + " variant " + std::to_string(variant) +
-                                " state " + std::to_string(s);
+        const std::string ctx =
+            "params " + std::to_string(params) + " variant " + std::to_string(variant) + " state " + std::to_string(s);
         const Eigen::Matrix2d D = dp.D(q[1]);
         const Eigen::Vector2d C = dp.C(q, qd), phi = dp.phi(q);
         const double d_scale = D.cwiseAbs().maxCoeff();
         EXPECT_LE((crba(model, data, q) - D).cwiseAbs().maxCoeff(), kClosedTol * d_scale) << ctx;
         // Scale of C + phi: the magnitudes of its terms.
-        const double c_scale = d_scale * qd.squaredNorm() + phi.cwiseAbs().maxCoeff() +
-                               (dp.m1 * dp.lc1 + dp.m2 * dp.l1) * kG;
-        EXPECT_LE((nonlinear_effects(model, data, q, qd) - (C + phi)).cwiseAbs().maxCoeff(), kClosedTol * c_scale) << ctx;
+        const double c_scale =
+            d_scale * qd.squaredNorm() + phi.cwiseAbs().maxCoeff() + (dp.m1 * dp.lc1 + dp.m2 * dp.l1) * kG;
+        EXPECT_LE((nonlinear_effects(model, data, q, qd) - (C + phi)).cwiseAbs().maxCoeff(), kClosedTol * c_scale)
+            << ctx;
         EXPECT_LE((gravity_torques(model, data, q) - phi).cwiseAbs().maxCoeff(), kClosedTol * c_scale) << ctx;
         EXPECT_LE((rnea(model, data, q, qd, qdd) - (D * qdd + C + phi)).cwiseAbs().maxCoeff(),
                   kClosedTol * (c_scale + d_scale * qdd.cwiseAbs().maxCoeff()))
@@ -217,7 +218,8 @@ TEST(DynamicsClosedForm, PlanarDoublePendulumMatchesSpong) {
         EXPECT_LE((forward_dynamics_crba(model, data, q, qd, tau) - expected).cwiseAbs().maxCoeff(),
                   1e3 * kClosedTol * fd_scale)
             << ctx;
-        EXPECT_LE(std::abs(kinetic_energy(model, data, q, qd) - 0.5 * qd.dot(D * qd)), kClosedTol * d_scale * qd.squaredNorm())
+        EXPECT_LE(std::abs(kinetic_energy(model, data, q, qd) - 0.5 * qd.dot(D * qd)),
+                  kClosedTol * d_scale * qd.squaredNorm())
             << ctx;
         EXPECT_LE(std::abs(potential_energy(model, data, q) - dp.V(q)),
                   kClosedTol * (dp.m1 * dp.lc1 + dp.m2 * (dp.l1 + dp.lc2)) * kG)
@@ -252,8 +254,8 @@ TEST(DynamicsClosedForm, PrismaticJointUnderGravity) {
   const Vec3 g(0.0, 0.0, -kG);
   for (const Case& c : cases) {
     Model model;
-    model.add_body(0, c.joint, c.X_tree, RigidBodyInertia::from_mass_com_inertia(m, Vec3(0.1, -0.2, 0.05), Ic), "slider",
-                   "rail");
+    model.add_body(0, c.joint, c.X_tree, RigidBodyInertia::from_mass_com_inertia(m, Vec3(0.1, -0.2, 0.05), Ic),
+                   "slider", "rail");
     Data data(model);
     Rng rng(204);
     const double gu = g.dot(c.axis_world);
@@ -282,8 +284,8 @@ Model free_body() {
   model.set_gravity(Vec3::Zero());
   const Mat3 R = Eigen::AngleAxisd(0.4, Vec3(1.0, 2.0, -1.0).normalized()).toRotationMatrix();
   const Mat3 Ic = R * Vec3(0.1, 0.2, 0.27).asDiagonal() * R.transpose();
-  model.add_body(0, JointFreeFlyer{}, Transform(), RigidBodyInertia::from_mass_com_inertia(2.5, Vec3(0.1, -0.05, 0.2), Ic),
-                 "body", "root_joint");
+  model.add_body(0, JointFreeFlyer{}, Transform(),
+                 RigidBodyInertia::from_mass_com_inertia(2.5, Vec3(0.1, -0.05, 0.2), Ic), "body", "root_joint");
   return model;
 }
 
@@ -338,7 +340,8 @@ TEST(DynamicsClosedForm, FreeBodyConservesMomentumAndEnergy) {
     const Force h = world_momentum(model, data, q, v);
     max_h = std::max(max_h, (h - h0).vector().norm() / h0.vector().norm());
     max_T = std::max(max_T, std::abs(kinetic_energy(model, data, q, v) - T0) / T0);
-    max_c = std::max(max_c, (center_of_mass(model, data, q) - (c0 + k * dt * vc)).norm() / (c0.norm() + 3.0 * vc.norm()));
+    max_c =
+        std::max(max_c, (center_of_mass(model, data, q) - (c0 + k * dt * vc)).norm() / (c0.norm() + 3.0 * vc.norm()));
   }
   if (verbose())
     std::cerr << "[ratio] free body: max rel momentum drift " << max_h << ", energy " << max_T << ", COM line " << max_c
@@ -415,7 +418,8 @@ std::vector<EntryPoint> entry_points() {
       {"crba", false, false, false, [](M m, Data& d, X x) { crba(m, d, x.q); }},
       {"aba", true, false, true, [](M m, Data& d, X x) { aba(m, d, x.q, x.v, x.tau); }},
       {"aba f_ext", true, false, true, [](M m, Data& d, X x) { aba(m, d, x.q, x.v, x.tau, x.f); }},
-      {"forward_dynamics_crba", true, false, true, [](M m, Data& d, X x) { forward_dynamics_crba(m, d, x.q, x.v, x.tau); }},
+      {"forward_dynamics_crba", true, false, true,
+       [](M m, Data& d, X x) { forward_dynamics_crba(m, d, x.q, x.v, x.tau); }},
       {"forward_dynamics_crba f_ext", true, false, true,
        [](M m, Data& d, X x) { forward_dynamics_crba(m, d, x.q, x.v, x.tau, x.f); }},
       {"forward_kinematics(q)", false, false, false, [](M m, Data& d, X x) { forward_kinematics(m, d, x.q); }},
@@ -509,7 +513,8 @@ TEST(DynamicsBadInput, NonFiniteNamesTheJoint) {
     x = good;
     x.tau[k] = bad_values[k % 2];
     expect_invalid([&] { aba(model, data, x.q, x.v, x.tau); }, {joint}, "aba: tau" + at);
-    expect_invalid([&] { forward_dynamics_crba(model, data, x.q, x.v, x.tau); }, {joint}, "forward_dynamics_crba: tau" + at);
+    expect_invalid([&] { forward_dynamics_crba(model, data, x.q, x.v, x.tau); }, {joint},
+                   "forward_dynamics_crba: tau" + at);
   }
 }
 
@@ -619,9 +624,9 @@ TEST(DynamicsSingular, MasslessMovingLeafThrows) {
   };
   for (const Case& c : cases) {
     Model model;
-    const int b1 = model.add_body(0, JointRevoluteX{}, Transform(),
-                                  RigidBodyInertia::from_mass_com_inertia(2.0, Vec3(0.0, 0.3, 0.0), Mat3::Identity() * 0.01),
-                                  "arm", "shoulder");
+    const int b1 = model.add_body(
+        0, JointRevoluteX{}, Transform(),
+        RigidBodyInertia::from_mass_com_inertia(2.0, Vec3(0.0, 0.3, 0.0), Mat3::Identity() * 0.01), "arm", "shoulder");
     model.add_body(b1, c.joint, Transform::translation(Vec3(0.0, 0.5, 0.0)), c.leaf, "leaf", "leaf_joint");
     Data data(model);
     Rng rng(401);
@@ -641,12 +646,13 @@ TEST(DynamicsSingular, MasslessMovingLeafThrows) {
 TEST(DynamicsSingular, MasslessIntermediateLinkAndTinyInertiaDoNotThrow) {
   Model model;
   const int b1 = model.add_body(0, JointRevoluteZ{}, Transform(), RigidBodyInertia::Zero(), "massless_link", "j1");
-  const int b2 = model.add_body(b1, JointRevoluteY{}, Transform::translation(Vec3(0.3, 0.0, 0.0)),
-                                RigidBodyInertia::from_mass_com_inertia(1.0, Vec3(0.2, 0.0, 0.0), Mat3::Identity() * 1e-3),
-                                "link2", "j2");
+  const int b2 = model.add_body(
+      b1, JointRevoluteY{}, Transform::translation(Vec3(0.3, 0.0, 0.0)),
+      RigidBodyInertia::from_mass_com_inertia(1.0, Vec3(0.2, 0.0, 0.0), Mat3::Identity() * 1e-3), "link2", "j2");
   // A tiny but valid body (1 g, 1e-9 kg m^2) at the tip.
   model.add_body(b2, JointRevoluteX{}, Transform::translation(Vec3(0.4, 0.0, 0.0)),
-                 RigidBodyInertia::from_mass_com_inertia(1e-3, Vec3(0.0, 0.01, 0.0), Mat3::Identity() * 1e-9), "tip", "j3");
+                 RigidBodyInertia::from_mass_com_inertia(1e-3, Vec3(0.0, 0.01, 0.0), Mat3::Identity() * 1e-9), "tip",
+                 "j3");
   Data data(model);
   Rng rng(402);
   for (int s = 0; s < 5; ++s) {

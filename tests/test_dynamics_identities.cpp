@@ -58,17 +58,19 @@ constexpr double kFdTol = 1e-6;
 
 // ------------------------------------------------------------------------- the models
 struct ModelCase {
-  std::string name;                 // gtest parameter name
-  std::function<Model()> build;     // procedural builders
-  std::string urdf;                 // zoo file stem, "" for builders
+  std::string name;              // gtest parameter name
+  std::function<Model()> build;  // procedural builders
+  std::string urdf;              // zoo file stem, "" for builders
   RootJoint root = RootJoint::Fixed;
-  bool singular = false;            // massless moving links: M singular, FD undefined
+  bool singular = false;  // massless moving links: M singular, FD undefined
 };
 
 const std::vector<ModelCase>& model_cases() {
   static const std::vector<ModelCase> cases = [] {
     std::vector<ModelCase> c;
-    auto builder = [&](const std::string& name, std::function<Model()> f) { c.push_back({name, std::move(f), "", RootJoint::Fixed, false}); };
+    auto builder = [&](const std::string& name, std::function<Model()> f) {
+      c.push_back({name, std::move(f), "", RootJoint::Fixed, false});
+    };
     builder("chain7", [] { return build_chain(7, {Vec3::UnitZ(), Vec3::UnitY()}, 1); });
     builder("chain12_general_axes", [] {
       return build_chain(12, {Vec3(1, 1, 0), Vec3(0, 1, 1), Vec3(1, -0.3, 0.5), Vec3::UnitX()}, 2);
@@ -156,15 +158,14 @@ std::vector<int> support_columns(const Model& model, int b) {
   return cols;
 }
 
-std::string at(const std::string& model, int state) {
-  return model + " state " + std::to_string(state);
-}
+std::string at(const std::string& model, int state) { return model + " state " + std::to_string(state); }
 
 // GTEST_SKIP must run in the test body itself (it returns from the enclosing function).
-#define SKIP_IF_SINGULAR()                                                                  \
-  if (singular_)                                                                            \
-  GTEST_SKIP() << name_ << " has massless moving links: forward dynamics is undefined (see " \
-                           "DynamicsSingular.RomeoThrowsSingularError)"
+#define SKIP_IF_SINGULAR()                                                          \
+  if (singular_)                                                                    \
+  GTEST_SKIP() << name_                                                             \
+               << " has massless moving links: forward dynamics is undefined (see " \
+                  "DynamicsSingular.RomeoThrowsSingularError)"
 
 class DynamicsIdentities : public ::testing::TestWithParam<std::string> {
  protected:
@@ -212,8 +213,8 @@ TEST_P(DynamicsIdentities, AbaInvertsRnea) {
 
     const VecX qdd2 = aba(model(), data, x.q, x.v, x.tau);
     const VecX residual = rnea(model(), data, x.q, x.v, qdd2) - x.tau;
-    const double res_tol = kSumTol * ((M.cwiseAbs() * qdd2.cwiseAbs()).maxCoeff() + C.cwiseAbs().maxCoeff() +
-                                      x.tau.cwiseAbs().maxCoeff());
+    const double res_tol =
+        kSumTol * ((M.cwiseAbs() * qdd2.cwiseAbs()).maxCoeff() + C.cwiseAbs().maxCoeff() + x.tau.cwiseAbs().maxCoeff());
     log_res.add(residual.cwiseAbs().maxCoeff(), res_tol, at(name_, s));
     EXPECT_LE(residual.cwiseAbs().maxCoeff(), res_tol) << at(name_, s) << ": ABA residual";
   }
@@ -306,8 +307,8 @@ TEST_P(DynamicsIdentities, RneaSpecialCases) {
     const VecX v2 = 2.0 * x.v;
     const VecX c_double = nonlinear_effects(model(), data, x.q, v2);
     const double err_quad = ((c_double - g1) - 4.0 * (c1 - g1)).cwiseAbs().maxCoeff();
-    EXPECT_LE(err_quad, kSumTol * (c_double.cwiseAbs().maxCoeff() + 4.0 * c1.cwiseAbs().maxCoeff() +
-                                   g1.cwiseAbs().maxCoeff()))
+    EXPECT_LE(err_quad,
+              kSumTol * (c_double.cwiseAbs().maxCoeff() + 4.0 * c1.cwiseAbs().maxCoeff() + g1.cwiseAbs().maxCoeff()))
         << at(name_, s);
 
     // Gravity torques are the gradient of the potential energy.
@@ -585,8 +586,8 @@ TEST_P(DynamicsIdentities, JacobianDotTimesVMatchesFiniteDifference) {
         const double err = (dJv - fd).norm(), tol = kFdTol * J_norm * x.v.squaredNorm();
         log.add(err, tol, at(name_, s) + " body " + model().body_name(b));
         EXPECT_LE(err, tol) << at(name_, s) << " body " << model().body_name(b)
-                            << (frame == ReferenceFrame::World ? " World" : " Local") << "\n Jdot v = "
-                            << dJv.transpose() << "\n fd     = " << fd.transpose();
+                            << (frame == ReferenceFrame::World ? " World" : " Local")
+                            << "\n Jdot v = " << dJv.transpose() << "\n fd     = " << fd.transpose();
       }
     }
   }

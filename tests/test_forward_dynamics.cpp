@@ -23,9 +23,8 @@
 #include <memory>
 #include <set>
 
-#include "dynamics_test_support.hpp"
-
 #include "alloc_count.hpp"
+#include "dynamics_test_support.hpp"
 
 namespace {
 

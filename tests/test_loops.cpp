@@ -49,8 +49,7 @@ std::vector<Mechanism> mechanisms() {
   for (LoopJointType t : {LoopJointType::Revolute, LoopJointType::Prismatic, LoopJointType::Cylindrical,
                           LoopJointType::Planar, LoopJointType::Spherical, LoopJointType::Fixed})
     out.push_back({"random_" + std::string(to_string(t)),
-                   build_random_loops(t == LoopJointType::Fixed ? 24 : 16, 2, t, 1.2, 7),
-                   -1});
+                   build_random_loops(t == LoopJointType::Fixed ? 24 : 16, 2, t, 1.2, 7), -1});
   return out;
 }
 
@@ -317,7 +316,8 @@ TEST(ConstrainedDynamics, NoHeapAllocationOnceWarm) {
 #ifndef PLUCKER_COUNT_ALLOCATIONS
   GTEST_SKIP() << "allocation counting needs glibc and no ASan/TSan";
 #endif
-  for (const Model& m : {build_four_bar(), build_delta(), mimic_gripper(), build_random_loops(16, 2, LoopJointType::Fixed, 1.2, 7)}) {
+  for (const Model& m :
+       {build_four_bar(), build_delta(), mimic_gripper(), build_random_loops(16, 2, LoopJointType::Fixed, 1.2, 7)}) {
     Data d(m);
     std::mt19937_64 rng(31);
     VecX q, v;
@@ -386,7 +386,9 @@ TEST(ClosedForm, FourBarPositionAndOneDofEquationOfMotion) {
     th_coupler = std::atan2(C.y() - B.y(), C.x() - B.x());
     th_rocker = std::atan2(C.y() - D.y(), C.x() - D.x());
   };
-  auto rod = [&](double len) { return std::array<double, 2>{p.density * len, p.density * len * (len * len / 12 + r * r / 4)}; };
+  auto rod = [&](double len) {
+    return std::array<double, 2>{p.density * len, p.density * len * (len * len / 12 + r * r / 4)};
+  };
   // Kinetic-energy coefficient I(theta) and potential V(theta).
   auto energy = [&](double th, double& I, double& V) {
     const double hh = 1e-6;
@@ -403,7 +405,8 @@ TEST(ClosedForm, FourBarPositionAndOneDofEquationOfMotion) {
     const Vec3 v1 = 0.5 * vB, v2 = vB + 0.5 * b * wc * Vec3(-std::sin(c0), std::cos(c0), 0);
     const Vec3 v3 = 0.5 * c * wr * Vec3(-std::sin(r0), std::cos(r0), 0);
     I = m1 * v1.squaredNorm() + J1 + m2 * v2.squaredNorm() + J2 * wc * wc + m3 * v3.squaredNorm() + J3 * wr * wr;
-    V = g * (m1 * 0.5 * a * std::sin(th) + m2 * (a * std::sin(th) + 0.5 * b * std::sin(c0)) + m3 * 0.5 * c * std::sin(r0));
+    V = g *
+        (m1 * 0.5 * a * std::sin(th) + m2 * (a * std::sin(th) + 0.5 * b * std::sin(c0)) + m3 * 0.5 * c * std::sin(r0));
   };
   std::mt19937_64 rng(8);
   for (double th : {0.3, 1.0, 2.0, 3.5, 5.0}) {
@@ -449,7 +452,8 @@ TEST(ClosedForm, SliderCrankKinematics) {
     VecX v = project_velocity(m, d, q, Vec3(w, 0, 0));
     v *= w / v[0];
     const double h = 1e-4;
-    const double x1 = (x_of(th + h) - x_of(th - h)) / (2 * h), x2 = (x_of(th + h) - 2 * x_of(th) + x_of(th - h)) / (h * h);
+    const double x1 = (x_of(th + h) - x_of(th - h)) / (2 * h),
+                 x2 = (x_of(th + h) - 2 * x_of(th) + x_of(th - h)) / (h * h);
     EXPECT_NEAR(v[2], x1 * w, 1e-7);
     const VecX qdd = constrained_forward_dynamics(m, d, q, v, Vec3(0.7, 0, 0));
     EXPECT_NEAR(qdd[2], x2 * w * w + x1 * qdd[0], 1e-5 * (1 + std::abs(qdd[2])));
@@ -514,7 +518,9 @@ SimResult simulate(const Model& m, VecX q, VecX v, double T, double dt, bool pro
   opt.baumgarte_alpha = 10.0, opt.baumgarte_beta = 10.0;
   const VecX tau = VecX::Zero(m.nv());
   auto acc = [&](const VecX& qq, const VecX& vv) { return VecX(constrained_forward_dynamics(m, d, qq, vv, tau, opt)); };
-  auto energy = [&](const VecX& qq, const VecX& vv) { return kinetic_energy(m, d, qq, vv) + potential_energy(m, d, qq); };
+  auto energy = [&](const VecX& qq, const VecX& vv) {
+    return kinetic_energy(m, d, qq, vv) + potential_energy(m, d, qq);
+  };
   SimResult r;
   r.energy0 = energy(q, v);
   for (int step = 0; step < static_cast<int>(std::round(T / dt)); ++step) {
@@ -597,7 +603,8 @@ TEST(ClosedLoopInverseDynamics, DeltaActuatorsRoundTrip) {
   std::mt19937_64 rng(17);
   VecX q, v;
   consistent_state(m, d, rng, q, v, 0.15);
-  const std::vector<int> arms = {m.joint_index("arm_1_joint"), m.joint_index("arm_2_joint"), m.joint_index("arm_3_joint")};
+  const std::vector<int> arms = {m.joint_index("arm_1_joint"), m.joint_index("arm_2_joint"),
+                                 m.joint_index("arm_3_joint")};
   VecX tau = VecX::Zero(m.nv());
   const Eigen::Vector3d u_true(1.5, -0.7, 0.4);
   for (int k = 0; k < 3; ++k) tau[m.idx_v(arms[k])] = u_true[k];

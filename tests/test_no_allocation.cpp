@@ -22,9 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "dynamics_test_support.hpp"
-
 #include "alloc_count.hpp"
+#include "dynamics_test_support.hpp"
 
 namespace alloc_count {
 // Constant-initialised TLS of the executable itself: reading it never allocates.
@@ -207,7 +206,8 @@ void expect_no_allocation(const Model& model) {
       {"forward_kinematics(q, v)", [&] { forward_kinematics(model, data, q, v); }},
       {"forward_kinematics(q, v, a)", [&] { forward_kinematics(model, data, q, v, a); }},
       {"body_pose", [&] { escape(body_pose(data, tip)); }},
-      {"frame_pose", [&] {
+      {"frame_pose",
+       [&] {
          if (has_frame) escape(frame_pose(model, data, 0));
        }},
       {"kinetic_energy", [&] { escape(kinetic_energy(model, data, q, v)); }},

@@ -40,7 +40,9 @@ constexpr bool kSanitized = false;
 /// Bytes malloc holds now.
 std::size_t heap_in_use() { return mallinfo2().uordblks; }
 
-RigidBodyInertia link_inertia() { return RigidBodyInertia::from_mass_com_inertia(1.0, Vec3(0.05, 0, 0), Mat3::Identity() * 1e-3); }
+RigidBodyInertia link_inertia() {
+  return RigidBodyInertia::from_mass_com_inertia(1.0, Vec3(0.05, 0, 0), Mat3::Identity() * 1e-3);
+}
 
 Model chain(int n) {
   Model m("base");
@@ -148,7 +150,8 @@ TEST(Reliability, ConjugateGradientNeverReturnsUnconverged) {
   Data data(model);
   Rng rng(1501);
   const VecX q = random_configuration(model, rng), b = random_vector(model.nv(), rng);
-  const std::string msg = message_of<ConvergenceError>([&] { solve_conjugate_gradient(model, data, q, b, true, 1e-14, 3); });
+  const std::string msg =
+      message_of<ConvergenceError>([&] { solve_conjugate_gradient(model, data, q, b, true, 1e-14, 3); });
   EXPECT_NE(msg.find("no convergence in 3 iterations"), std::string::npos) << msg;
   try {
     solve_conjugate_gradient(model, data, q, b, false, 1e-14, 2);
@@ -190,8 +193,8 @@ TEST(Reliability, PhysicalRangeIsCheckedWhenBuilding) {
       [&] { m.add_body(0, JointRevoluteZ{}, Transform::translation(Vec3(1e308, 0, 0)), I, "a", "ja"); });
   EXPECT_NE(far.find("beyond the physical range"), std::string::npos) << far;
   const std::string heavy = message_of<ModelError>([&] {
-    m.add_body(0, JointRevoluteZ{}, Transform(), RigidBodyInertia::from_mass_com_inertia(1e10, Vec3::Zero(), Mat3::Identity()),
-               "a", "ja");
+    m.add_body(0, JointRevoluteZ{}, Transform(),
+               RigidBodyInertia::from_mass_com_inertia(1e10, Vec3::Zero(), Mat3::Identity()), "a", "ja");
   });
   EXPECT_NE(heavy.find("mass 1e+10 kg is beyond"), std::string::npos) << heavy;
   const std::string com = message_of<ModelError>([&] {
@@ -199,8 +202,9 @@ TEST(Reliability, PhysicalRangeIsCheckedWhenBuilding) {
                "a", "ja");
   });
   EXPECT_NE(com.find("centre of mass"), std::string::npos) << com;
-  EXPECT_NE(message_of<ModelError>([&] { m.add_frame("f", 0, Transform::translation(Vec3(0, 0, 5e6))); })
-                .find("beyond the physical range"),
+  EXPECT_NE(message_of<ModelError>([&] {
+              m.add_frame("f", 0, Transform::translation(Vec3(0, 0, 5e6)));
+            }).find("beyond the physical range"),
             std::string::npos);
   EXPECT_EQ(m.nbodies(), 1);  // nothing was added
 }
@@ -216,9 +220,11 @@ TEST(Reliability, NonFiniteResultsAreErrorsThatNameTheJoint) {
   EXPECT_NE(r.find("rnea: the force of body 'link1' (joint 'joint1') is not finite"), std::string::npos) << r;
   EXPECT_NE(message_of<NumericalError>([&] { kinetic_energy(model, data, q, huge_v); }).find("kinetic_energy"),
             std::string::npos);
-  EXPECT_NE(message_of<NumericalError>([&] { aba(model, data, q, zero, huge_tau); }).find("joint '"), std::string::npos);
+  EXPECT_NE(message_of<NumericalError>([&] { aba(model, data, q, zero, huge_tau); }).find("joint '"),
+            std::string::npos);
   for (ForwardDynamicsMethod method : forward_dynamics_methods()) {
-    const std::string fd = message_of<NumericalError>([&] { forward_dynamics(model, data, q, zero, huge_tau, method); });
+    const std::string fd =
+        message_of<NumericalError>([&] { forward_dynamics(model, data, q, zero, huge_tau, method); });
     EXPECT_NE(fd.find("not finite"), std::string::npos) << to_string(method) << ": " << fd;
   }
 }
@@ -269,7 +275,8 @@ TEST(Reliability, DenormalMassIsSingularForEveryMethod) {
   const Case cases[] = {
       {"revolute, tiny mass and tensor", false,
        RigidBodyInertia::from_mass_com_inertia(tiny, Vec3::Zero(), Mat3::Identity() * tiny)},
-      {"prismatic, tiny mass", true, RigidBodyInertia::from_mass_com_inertia(tiny, Vec3::Zero(), Mat3::Identity() * 1e-2)},
+      {"prismatic, tiny mass", true,
+       RigidBodyInertia::from_mass_com_inertia(tiny, Vec3::Zero(), Mat3::Identity() * 1e-2)},
   };
   for (const Case& c : cases) {
     Model model = chain(3);
@@ -311,7 +318,8 @@ TEST(Reliability, ConstrainedMethodsAgreeAboutSingularity) {
   const VecX zero = VecX::Zero(model.nv());
   for (int s = 0; s < 8; ++s) {
     const VecX q = random_configuration(model, rng);
-    for (ConstrainedMethod method : {ConstrainedMethod::Kkt, ConstrainedMethod::RangeSpace, ConstrainedMethod::NullSpace}) {
+    for (ConstrainedMethod method :
+         {ConstrainedMethod::Kkt, ConstrainedMethod::RangeSpace, ConstrainedMethod::NullSpace}) {
       ConstrainedOptions options;
       options.method = method;
       const std::string msg =
@@ -330,16 +338,19 @@ TEST(Reliability, ModelConstructionRefusesWhatCannotBeARobot) {
   const RigidBodyInertia I = link_inertia();
   JointLimits limits;
   limits.velocity = VecX::Constant(1, std::nan(""));
-  EXPECT_NE(message_of<ModelError>([&] { m.add_body(0, JointRevoluteZ{}, Transform(), I, "a", "ja", limits); })
-                .find("velocity and effort limits"),
+  EXPECT_NE(message_of<ModelError>([&] {
+              m.add_body(0, JointRevoluteZ{}, Transform(), I, "a", "ja", limits);
+            }).find("velocity and effort limits"),
             std::string::npos);
   limits = {};
   limits.effort = VecX::Constant(1, -1.0);
-  EXPECT_NE(message_of<ModelError>([&] { m.add_body(0, JointRevoluteZ{}, Transform(), I, "a", "ja", limits); })
-                .find("velocity and effort limits"),
+  EXPECT_NE(message_of<ModelError>([&] {
+              m.add_body(0, JointRevoluteZ{}, Transform(), I, "a", "ja", limits);
+            }).find("velocity and effort limits"),
             std::string::npos);
-  EXPECT_NE(message_of<ModelError>([&] { m.add_body(0, JointRevoluteZ{}, Transform(), I, "l\xff", "ja"); })
-                .find("'l\\xff' is not valid UTF-8"),
+  EXPECT_NE(message_of<ModelError>([&] {
+              m.add_body(0, JointRevoluteZ{}, Transform(), I, "l\xff", "ja");
+            }).find("'l\\xff' is not valid UTF-8"),
             std::string::npos);
   JointRevolute zero_axis;
   zero_axis.axis = Vec3::Zero();
@@ -350,12 +361,16 @@ TEST(Reliability, ModelConstructionRefusesWhatCannotBeARobot) {
   const int c = m.add_body(b, JointRevoluteZ{}, Transform(), I, "c", "jc");
   EXPECT_NE(message_of<ModelError>([&] { m.add_mimic({a, a, 2.0, 0.0}); }).find("mimics itself"), std::string::npos);
   // A multiplier of 1e300 overflowed the null-space basis (NaN from project_velocity).
-  EXPECT_NE(message_of<ModelError>([&] { m.add_mimic({a, b, 1e300, 0.0}); }).find("multiplier 1e+300 is beyond"),
+  EXPECT_NE(message_of<ModelError>([&] {
+              m.add_mimic({a, b, 1e300, 0.0});
+            }).find("multiplier 1e+300 is beyond"),
             std::string::npos);
-  EXPECT_NE(message_of<ModelError>([&] { m.add_mimic({a, b, 1.0, -1e300}); }).find("offset -1e+300 is beyond"),
+  EXPECT_NE(message_of<ModelError>([&] {
+              m.add_mimic({a, b, 1.0, -1e300});
+            }).find("offset -1e+300 is beyond"),
             std::string::npos);
   EXPECT_TRUE(m.mimics().empty());
-  m.add_mimic({a, b, 2.0, 0.0});  // j = 2k
+  m.add_mimic({a, b, 2.0, 0.0});                                                                               // j = 2k
   EXPECT_NE(message_of<ModelError>([&] { m.add_mimic({b, a, 2.0, 0.0}); }).find("cycle"), std::string::npos);  // k = 2j
   m.add_mimic({b, c, 1.0, 0.0});
   EXPECT_NE(message_of<ModelError>([&] { m.add_mimic({c, a, 1.0, 0.0}); }).find("cycle"), std::string::npos);

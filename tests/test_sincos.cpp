@@ -69,8 +69,8 @@ TEST(SinCos, QuadrantBoundariesAndSpecialValues) {
 
 TEST(SinCos, LargeAndNonFiniteFallBackToLibm) {
   const double inf = std::numeric_limits<double>::infinity();
-  std::vector<double> x = {1.0, 9.9e4, -9.9e4, 1e5, -1e5, 3e7, -1e300, 2.0, inf, -inf,
-                           std::numeric_limits<double>::quiet_NaN(), 0.5};
+  std::vector<double> x = {
+      1.0, 9.9e4, -9.9e4, 1e5, -1e5, 3e7, -1e300, 2.0, inf, -inf, std::numeric_limits<double>::quiet_NaN(), 0.5};
   expect_matches_libm(x, "large", 2.0);
 }
 

@@ -31,7 +31,7 @@ namespace {
 
 using namespace plucker;
 
-constexpr int kSamples = 256;  // >= 200 per property
+constexpr int kSamples = 256;   // >= 200 per property
 constexpr double kTol = 1e-12;  // see the header comment
 
 // ----------------------------------------------------------------- random inputs
@@ -312,8 +312,7 @@ TEST(SpatialInertia, TransformedMatchesSixBySixFormula) {
     ASSERT_EQ(I.transformed(X).mass(), I.mass());
     ASSERT_TRUE(Close(I.transformed(X).com(), Vec3(X.E * (I.com() - X.r)))) << "sample " << i;
     // The inertia about the COM is a tensor: it only rotates.
-    ASSERT_TRUE(Close(I.transformed(X).inertia_com(), Mat3(X.E * I.inertia_com() * X.E.transpose())))
-        << "sample " << i;
+    ASSERT_TRUE(Close(I.transformed(X).inertia_com(), Mat3(X.E * I.inertia_com() * X.E.transpose()))) << "sample " << i;
   }
 }
 
@@ -739,10 +738,10 @@ TEST(SpatialErrors, TensorNotSymmetric) {
   Mat3 Ic = Vec3(0.2, 0.3, 0.4).asDiagonal();
   Ic(0, 1) = 0.05;  // Ic(1, 0) stays 0
   EXPECT_THROW(RigidBodyInertia::from_mass_com_inertia(1.0, Vec3::Zero(), Ic), InvalidArgument);
-  EXPECT_NE(
-      invalid_argument_message([&] { RigidBodyInertia::from_mass_com_inertia(1.0, Vec3::Zero(), Ic); })
-          .find("not symmetric"),
-      std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] {
+              RigidBodyInertia::from_mass_com_inertia(1.0, Vec3::Zero(), Ic);
+            }).find("not symmetric"),
+            std::string::npos);
   const InertiaCheck c = check_inertia(1.0, Vec3::Zero(), Ic);
   EXPECT_FALSE(c.valid());
   EXPECT_FALSE(c.symmetric);
@@ -756,8 +755,9 @@ TEST(SpatialErrors, TensorNotPositiveDefinite) {
   Mat3 Ic = R * Vec3(-0.1, 1.0, 1.0).asDiagonal() * R.transpose();
   Ic = 0.5 * (Ic + Ic.transpose());
   EXPECT_THROW(RigidBodyInertia::from_mass_com_inertia(1.0, Vec3::Zero(), Ic), InvalidArgument);
-  EXPECT_NE(invalid_argument_message([&] { RigidBodyInertia::from_mass_com_inertia(1.0, Vec3::Zero(), Ic); })
-                .find("not positive semi-definite"),
+  EXPECT_NE(invalid_argument_message([&] {
+              RigidBodyInertia::from_mass_com_inertia(1.0, Vec3::Zero(), Ic);
+            }).find("not positive semi-definite"),
             std::string::npos);
   const InertiaCheck c = check_inertia(1.0, Vec3::Zero(), Ic);
   EXPECT_FALSE(c.valid());
@@ -773,13 +773,11 @@ TEST(SpatialErrors, PointMassIsRefusedByCheckedConstructorOnly) {
   const Mat3 Ic = Mat3::Zero();
   const Vec3 c(0.5, -0.25, 1.0);
   EXPECT_THROW(RigidBodyInertia::from_mass_com_inertia(2.0, c, Ic), InvalidArgument);
-  EXPECT_NE(
-      invalid_argument_message([&] { RigidBodyInertia::from_mass_com_inertia(2.0, c, Ic); }).find("singular"),
-      std::string::npos);
+  EXPECT_NE(invalid_argument_message([&] { RigidBodyInertia::from_mass_com_inertia(2.0, c, Ic); }).find("singular"),
+            std::string::npos);
   const InertiaCheck chk = check_inertia(2.0, c, Ic);
   EXPECT_FALSE(chk.valid());
-  EXPECT_TRUE(chk.finite && chk.mass_positive && chk.symmetric && chk.positive_semidefinite &&
-              chk.triangle_inequality);
+  EXPECT_TRUE(chk.finite && chk.mass_positive && chk.symmetric && chk.positive_semidefinite && chk.triangle_inequality);
   EXPECT_FALSE(chk.positive_definite);
 
   // unchecked() accepts it: a point mass at c has Ibar = m (c.c 1 - c c^T).
@@ -794,8 +792,9 @@ TEST(SpatialErrors, PointMassIsRefusedByCheckedConstructorOnly) {
 TEST(SpatialErrors, TriangleInequality) {
   const Mat3 Ic = Vec3(1.0, 1.0, 3.0).asDiagonal();
   EXPECT_THROW(RigidBodyInertia::from_mass_com_inertia(1.0, Vec3::Zero(), Ic), InvalidArgument);
-  EXPECT_NE(invalid_argument_message([&] { RigidBodyInertia::from_mass_com_inertia(1.0, Vec3::Zero(), Ic); })
-                .find("triangle inequality"),
+  EXPECT_NE(invalid_argument_message([&] {
+              RigidBodyInertia::from_mass_com_inertia(1.0, Vec3::Zero(), Ic);
+            }).find("triangle inequality"),
             std::string::npos);
   const InertiaCheck c = check_inertia(1.0, Vec3::Zero(), Ic);
   EXPECT_FALSE(c.valid());
@@ -884,10 +883,10 @@ TEST(SpatialMisc, IsApproxBothWays) {
     const Motion m1(m.angular * (1 + tiny), m.linear), m2(m.angular * (1 + big), m.linear);
     const Force f1(f.angular, f.linear * (1 - tiny)), f2(f.angular, f.linear * (1 - big));
     const Transform X1(X.E, X.r * (1 + tiny)), X2(X.E, X.r * (1 + big) + Vec3::Constant(big));
-    const RigidBodyInertia I1 = RigidBodyInertia::from_parameters(I.mass() * (1 + tiny), I.first_moment(),
-                                                                  I.inertia_origin());
-    const RigidBodyInertia I2 = RigidBodyInertia::from_parameters(I.mass() * (1 + big), I.first_moment(),
-                                                                  I.inertia_origin());
+    const RigidBodyInertia I1 =
+        RigidBodyInertia::from_parameters(I.mass() * (1 + tiny), I.first_moment(), I.inertia_origin());
+    const RigidBodyInertia I2 =
+        RigidBodyInertia::from_parameters(I.mass() * (1 + big), I.first_moment(), I.inertia_origin());
     ASSERT_TRUE(m.isApprox(m1) && m1.isApprox(m)) << "sample " << i;
     ASSERT_FALSE(m.isApprox(m2) || m2.isApprox(m)) << "sample " << i;
     ASSERT_TRUE(f.isApprox(f1) && f1.isApprox(f)) << "sample " << i;

@@ -99,13 +99,13 @@ std::string inertial(double m, const std::string& inertia = "ixx='0.01' ixy='0' 
 std::string link(const std::string& name, double m = 1.0) {
   return "<link name='" + name + "'>" + inertial(m) + "</link>";
 }
-std::string joint(const std::string& name, const std::string& type, const std::string& parent,
-                  const std::string& child, const std::string& extra = "") {
+std::string joint(const std::string& name, const std::string& type, const std::string& parent, const std::string& child,
+                  const std::string& extra = "") {
   std::string lim = (type == "revolute" || type == "prismatic") && extra.find("<limit") == std::string::npos
                         ? "<limit lower='-1' upper='1' effort='10' velocity='2'/>"
                         : "";
-  return "<joint name='" + name + "' type='" + type + "'><parent link='" + parent + "'/><child link='" + child +
-         "'/>" + lim + extra + "</joint>";
+  return "<joint name='" + name + "' type='" + type + "'><parent link='" + parent + "'/><child link='" + child + "'/>" +
+         lim + extra + "</joint>";
 }
 /// A valid two-link robot with one revolute joint, as a base for single-defect variants.
 std::string two_links(const std::string& joint_extra = "", const std::string& child_link = "") {
@@ -129,16 +129,25 @@ bool same_vec(const VecX& a, const VecX& b) {
 // ------------------------------------------------------------------ real robots
 struct ZooEntry {
   const char* file;
-  int dof;      // README "movable DoF" (mimic joints included)
-  int mimic;    // README "mimic"
-  bool clean;   // loads in strict mode with a free-flyer root
+  int dof;     // README "movable DoF" (mimic joints included)
+  int mimic;   // README "mimic"
+  bool clean;  // loads in strict mode with a free-flyer root
 };
 const ZooEntry kZoo[] = {
-    {"ur5", 6, 0, true},           {"panda", 9, 1, true},        {"iiwa14", 7, 0, true},
-    {"talos_full", 44, 12, false}, {"simple_humanoid", 29, 0, true}, {"romeo", 55, 22, false},
-    {"romeo_small", 31, 0, false}, {"anymal", 12, 0, false},     {"solo12", 12, 0, true},
-    {"hyq", 12, 0, false},         {"icub", 32, 0, false},       {"pr2", 30, 10, false},
-    {"chain32", 32, 0, true},      {"chain1024", 1024, 0, true},
+    {"ur5", 6, 0, true},
+    {"panda", 9, 1, true},
+    {"iiwa14", 7, 0, true},
+    {"talos_full", 44, 12, false},
+    {"simple_humanoid", 29, 0, true},
+    {"romeo", 55, 22, false},
+    {"romeo_small", 31, 0, false},
+    {"anymal", 12, 0, false},
+    {"solo12", 12, 0, true},
+    {"hyq", 12, 0, false},
+    {"icub", 32, 0, false},
+    {"pr2", 30, 10, false},
+    {"chain32", 32, 0, true},
+    {"chain1024", 1024, 0, true},
 };
 
 class UrdfZoo : public ::testing::TestWithParam<ZooEntry> {
@@ -237,9 +246,9 @@ TEST_F(UrdfZooFile, IcubWarningsNameTheDefectiveLinks) {
   if (IsSkipped()) return;  // GTEST_SKIP in a helper only leaves the helper
   Collect w;
   load_urdf(path("icub"), w.options(RootJoint::FreeFlyer));
-  EXPECT_EQ(w.count("(link 'r_ankle_1')"), 1);   // ~1e-20 tensor: a point mass
-  EXPECT_EQ(w.count("(link 'head')"), 1);        // point mass, 1.34 kg
-  EXPECT_EQ(w.count("(link 'base_link')"), 1);   // the rank-1 1e-6 dummy root
+  EXPECT_EQ(w.count("(link 'r_ankle_1')"), 1);  // ~1e-20 tensor: a point mass
+  EXPECT_EQ(w.count("(link 'head')"), 1);       // point mass, 1.34 kg
+  EXPECT_EQ(w.count("(link 'base_link')"), 1);  // the rank-1 1e-6 dummy root
   // With a fixed base the dummy root carries no dynamics: no warning about it.
   Collect f;
   load_urdf(path("icub"), f.options(RootJoint::Fixed));
@@ -415,13 +424,13 @@ TEST(UrdfMapping, LoadedModelEqualsTheHandBuiltOne) {
 
 TEST(UrdfMapping, FixedChainsComposeIntoFramesAndInertia) {
   // base -(rev)- a -(fixed f1)- b -(fixed f2)- c -(rev)- d, plus base -(fixed)- mount.
-  const std::string xml = robot(
-      link("base") + link("a", 1.0) + link("b", 0.5) + link("c", 0.25) + link("d") + link("mount", 2.0) +
-      joint("ja", "revolute", "base", "a", "<origin xyz='0 0 1'/>") +
-      joint("f1", "fixed", "a", "b", "<origin xyz='0.1 0.2 0.3' rpy='0.4 0.5 0.6'/>") +
-      joint("f2", "fixed", "b", "c", "<origin xyz='-0.3 0.1 0.2' rpy='-0.2 0.1 0.7'/>") +
-      joint("jd", "revolute", "c", "d", "<origin xyz='0 0.5 0' rpy='0 0 1'/><axis xyz='0 1 0'/>") +
-      joint("fm", "fixed", "base", "mount", "<origin xyz='1 2 3' rpy='0.1 0 0'/>"));
+  const std::string xml =
+      robot(link("base") + link("a", 1.0) + link("b", 0.5) + link("c", 0.25) + link("d") + link("mount", 2.0) +
+            joint("ja", "revolute", "base", "a", "<origin xyz='0 0 1'/>") +
+            joint("f1", "fixed", "a", "b", "<origin xyz='0.1 0.2 0.3' rpy='0.4 0.5 0.6'/>") +
+            joint("f2", "fixed", "b", "c", "<origin xyz='-0.3 0.1 0.2' rpy='-0.2 0.1 0.7'/>") +
+            joint("jd", "revolute", "c", "d", "<origin xyz='0 0.5 0' rpy='0 0 1'/><axis xyz='0 1 0'/>") +
+            joint("fm", "fixed", "base", "mount", "<origin xyz='1 2 3' rpy='0.1 0 0'/>"));
   const Model m = load_urdf_string(xml, quiet());
   const Transform X1 = Transform::from_rpy_xyz(Vec3(0.4, 0.5, 0.6), Vec3(0.1, 0.2, 0.3));
   const Transform X2 = Transform::from_rpy_xyz(Vec3(-0.2, 0.1, 0.7), Vec3(-0.3, 0.1, 0.2));
@@ -456,10 +465,9 @@ TEST(UrdfMapping, FixedChainsComposeIntoFramesAndInertia) {
 
 TEST(UrdfMapping, BodiesAreNumberedDepthFirstInDocumentOrder) {
   // Document order of the root's child joints: "z" (to zz, which has a child) before "a".
-  const std::string xml =
-      robot(link("root") + link("aa") + link("zz") + link("zz2") + link("aa2") +
-            joint("z", "revolute", "root", "zz") + joint("a", "revolute", "root", "aa") +
-            joint("a2", "revolute", "aa", "aa2") + joint("z2", "revolute", "zz", "zz2"));
+  const std::string xml = robot(link("root") + link("aa") + link("zz") + link("zz2") + link("aa2") +
+                                joint("z", "revolute", "root", "zz") + joint("a", "revolute", "root", "aa") +
+                                joint("a2", "revolute", "aa", "aa2") + joint("z2", "revolute", "zz", "zz2"));
   const Model m = load_urdf_string(xml, quiet());
   ASSERT_EQ(m.nbodies(), 5);
   EXPECT_EQ(m.body_name(1), "zz");
@@ -490,10 +498,10 @@ TEST(UrdfMapping, FreeFlyerRootCarriesTheRootLink) {
 }
 
 TEST(UrdfMapping, FloatingAndPlanarJoints) {
-  const std::string xml = robot(
-      link("ground") + link("puck") + link("drone") +
-      joint("slide_plane", "planar", "ground", "puck", "<origin xyz='0 0 0.1'/><axis xyz='0 1 0'/>") +
-      joint("fly", "floating", "ground", "drone", "<origin xyz='1 0 0'/>"));
+  const std::string xml =
+      robot(link("ground") + link("puck") + link("drone") +
+            joint("slide_plane", "planar", "ground", "puck", "<origin xyz='0 0 0.1'/><axis xyz='0 1 0'/>") +
+            joint("fly", "floating", "ground", "drone", "<origin xyz='1 0 0'/>"));
   const Model m = load_urdf_string(xml, quiet());
   ASSERT_EQ(m.nbodies(), 3);
   ASSERT_TRUE(std::holds_alternative<JointPlanar>(m.joint(1)));
@@ -508,9 +516,9 @@ TEST(UrdfMapping, FloatingAndPlanarJoints) {
 }
 
 TEST(UrdfMapping, MimicIsRecordedWithMultiplierAndOffset) {
-  const std::string xml = robot(link("b") + link("f1") + link("f2") + joint("lead", "prismatic", "b", "f1") +
-                                joint("follow", "prismatic", "b", "f2",
-                                      "<mimic joint='lead' multiplier='-2' offset='0.01'/>"));
+  const std::string xml =
+      robot(link("b") + link("f1") + link("f2") + joint("lead", "prismatic", "b", "f1") +
+            joint("follow", "prismatic", "b", "f2", "<mimic joint='lead' multiplier='-2' offset='0.01'/>"));
   Collect w;
   const Model m = load_urdf_string(xml, w.options());
   ASSERT_EQ(m.mimics().size(), 1u);
@@ -520,8 +528,9 @@ TEST(UrdfMapping, MimicIsRecordedWithMultiplierAndOffset) {
   EXPECT_EQ(m.mimics()[0].offset, 0.01);
   EXPECT_EQ(m.nv(), 2);  // the follower stays an independent coordinate
   ASSERT_EQ(w.warnings.size(), 1u);
-  EXPECT_CONTAINS(w.warnings[0], "1 mimic joint(s) are loaded as independent coordinates; tree algorithms do not "
-                                 "enforce <mimic> (the constraint API, constraints/, does)");
+  EXPECT_CONTAINS(w.warnings[0],
+                  "1 mimic joint(s) are loaded as independent coordinates; tree algorithms do not "
+                  "enforce <mimic> (the constraint API, constraints/, does)");
   // Not a defect: strict mode loads it too.
   EXPECT_NO_THROW(load_urdf_string(xml, quiet(RootJoint::Fixed, true)));
 }
@@ -573,16 +582,23 @@ struct DefectCase {
 
 std::vector<DefectCase> defect_cases() {
   return {
-      {"point_mass", two_links("", "<link name='arm'>" + inertial(1.0, "ixx='0' ixy='0' ixz='0' iyy='0' iyz='0' izz='0'") + "</link>"),
+      {"point_mass",
+       two_links("",
+                 "<link name='arm'>" + inertial(1.0, "ixx='0' ixy='0' ixz='0' iyy='0' iyz='0' izz='0'") + "</link>"),
        "point mass", "(link 'arm')"},
-      {"triangle", two_links("", "<link name='arm'>" + inertial(1.0, "ixx='0.1' ixy='0' ixz='0' iyy='0.1' iyz='0' izz='0.3'") + "</link>"),
+      {"triangle",
+       two_links("", "<link name='arm'>" + inertial(1.0, "ixx='0.1' ixy='0' ixz='0' iyy='0.1' iyz='0' izz='0.3'") +
+                         "</link>"),
        "triangle inequality", "(link 'arm')"},
       {"rank_deficient",
-       two_links("", "<link name='arm'>" + inertial(1e-6, "ixx='1e-6' ixy='1e-6' ixz='1e-6' iyy='1e-6' iyz='1e-6' izz='1e-6'") + "</link>"),
+       two_links("", "<link name='arm'>" +
+                         inertial(1e-6, "ixx='1e-6' ixy='1e-6' ixz='1e-6' iyy='1e-6' iyz='1e-6' izz='1e-6'") +
+                         "</link>"),
        "rank-deficient", "(link 'arm')"},
       {"massless_with_tensor",
-       robot(link("base") + "<link name='arm'>" + inertial(0.0, "ixx='0.1' ixy='0' ixz='0' iyy='0.1' iyz='0' izz='0.1'") +
-             "</link>" + joint("j", "revolute", "base", "arm")),
+       robot(link("base") + "<link name='arm'>" +
+             inertial(0.0, "ixx='0.1' ixy='0' ixz='0' iyy='0.1' iyz='0' izz='0.1'") + "</link>" +
+             joint("j", "revolute", "base", "arm")),
        "massless link with a nonzero inertia tensor", "(link 'arm')"},
       {"non_unit_axis", two_links("<axis xyz='0 0 2'/>"), "not a unit vector", "(joint 'j')"},
       {"massless_moving_joint", robot(link("base") + "<link name='arm'/>" + joint("j", "revolute", "base", "arm")),
@@ -632,10 +648,11 @@ TEST(UrdfDefects, HugeAxisComponentsDoNotOverflow) {
 TEST(UrdfDefects, NegligibleTensorIsAPointMass) {
   Collect w;
   const Model m = load_urdf_string(
-      two_links("", "<link name='arm'>" +
-                        inertial(0.7, "ixx='2.7e-20' ixy='-1.7e-21' ixz='1.4e-20' iyy='5.4e-20' iyz='3.4e-21' izz='1.4e-20'",
-                                 "<origin xyz='0.1 0 0'/>") +
-                        "</link>"),
+      two_links(
+          "", "<link name='arm'>" +
+                  inertial(0.7, "ixx='2.7e-20' ixy='-1.7e-21' ixz='1.4e-20' iyy='5.4e-20' iyz='3.4e-21' izz='1.4e-20'",
+                           "<origin xyz='0.1 0 0'/>") +
+                  "</link>"),
       w.options());
   ASSERT_EQ(w.warnings.size(), 1u);
   EXPECT_CONTAINS(w.warnings[0], "point mass");
@@ -677,18 +694,20 @@ TEST(UrdfRefuses, NonFiniteAxis) {
 }
 
 TEST(UrdfRefuses, NonFiniteMass) {
-  expect_refused(two_links("", "<link name='arm'><inertial><mass value='NaN'/><inertia ixx='1' ixy='0' ixz='0' "
-                               "iyy='1' iyz='0' izz='1'/></inertial></link>"),
+  expect_refused(two_links("",
+                           "<link name='arm'><inertial><mass value='NaN'/><inertia ixx='1' ixy='0' ixz='0' "
+                           "iyy='1' iyz='0' izz='1'/></inertial></link>"),
                  {"non-finite", "<mass value>", "(link 'arm')"});
 }
 
 TEST(UrdfRefuses, NonFiniteInertia) {
-  expect_refused(two_links("", "<link name='arm'>" + inertial(1.0, "ixx='1' ixy='0' ixz='0' iyy='inf' iyz='0' izz='1'") +
-                               "</link>"),
+  expect_refused(two_links("", "<link name='arm'>" +
+                                   inertial(1.0, "ixx='1' ixy='0' ixz='0' iyy='inf' iyz='0' izz='1'") + "</link>"),
                  {"non-finite", "<inertia iyy>", "(link 'arm')"});
-  expect_refused(two_links("", "<link name='arm'>" + inertial(1.0, "ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'",
-                                                              "<origin xyz='0 0 0' rpy='nan 0 0'/>") +
-                               "</link>"),
+  expect_refused(two_links("", "<link name='arm'>" +
+                                   inertial(1.0, "ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'",
+                                            "<origin xyz='0 0 0' rpy='nan 0 0'/>") +
+                                   "</link>"),
                  {"non-finite", "(link 'arm')"});
 }
 
@@ -702,8 +721,8 @@ TEST(UrdfRefuses, NonFiniteLimits) {
 TEST(UrdfRefuses, UnparsableNumbers) {
   expect_refused(two_links("<origin xyz='0 ${pi} 0'/>"), {"invalid number '${pi}'", "(joint 'j')"});
   expect_refused(two_links("<origin xyz='0 0'/>"), {"expected 3 numbers", "(joint 'j')"});
-  expect_refused(two_links("", "<link name='arm'>" + inertial(1.0, "ixx='1,5' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'") +
-                               "</link>"),
+  expect_refused(two_links("", "<link name='arm'>" +
+                                   inertial(1.0, "ixx='1,5' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'") + "</link>"),
                  {"invalid number '1,5'", "(link 'arm')"});
 }
 
@@ -712,12 +731,12 @@ TEST(UrdfRefuses, NegativeMass) {
 }
 
 TEST(UrdfRefuses, InertiaNotPositiveSemidefinite) {
-  expect_refused(two_links("", "<link name='arm'>" + inertial(1.0, "ixx='0.1' ixy='0' ixz='0' iyy='0.1' iyz='0' izz='-0.1'") +
-                               "</link>"),
+  expect_refused(two_links("", "<link name='arm'>" +
+                                   inertial(1.0, "ixx='0.1' ixy='0' ixz='0' iyy='0.1' iyz='0' izz='-0.1'") + "</link>"),
                  {"not positive semi-definite", "(link 'arm')"});
   // Indefinite through products of inertia; refused even on a link merged by a fixed joint.
-  const std::string bad = "<link name='tool'>" +
-                          inertial(1.0, "ixx='0.1' ixy='0.5' ixz='0' iyy='0.1' iyz='0' izz='0.1'") + "</link>";
+  const std::string bad =
+      "<link name='tool'>" + inertial(1.0, "ixx='0.1' ixy='0.5' ixz='0' iyy='0.1' iyz='0' izz='0.1'") + "</link>";
   expect_refused(robot(link("base") + link("arm") + bad + joint("j", "revolute", "base", "arm") +
                        joint("weld", "fixed", "arm", "tool")),
                  {"not positive semi-definite", "(link 'tool')"});
@@ -728,8 +747,8 @@ TEST(UrdfRefuses, ZeroLengthAxisOnMovableJoint) {
   expect_refused(robot(link("a") + link("b") + joint("p", "planar", "a", "b", "<axis xyz='0 0 0'/>")),
                  {"zero-length axis", "(joint 'p')"});
   // On a fixed joint the axis is unused (icub and talos write axis="0 0 0" there).
-  EXPECT_NO_THROW(load_urdf_string(robot(link("a") + link("b") + joint("w", "fixed", "a", "b", "<axis xyz='0 0 0'/>")),
-                                   quiet()));
+  EXPECT_NO_THROW(
+      load_urdf_string(robot(link("a") + link("b") + joint("w", "fixed", "a", "b", "<axis xyz='0 0 0'/>")), quiet()));
 }
 
 TEST(UrdfRefuses, LinkWithTwoParents) {
@@ -740,13 +759,14 @@ TEST(UrdfRefuses, LinkWithTwoParents) {
 }
 
 TEST(UrdfRefuses, CycleOfJoints) {
-  const std::string xml = robot(link("root") + link("a") + link("b") + link("c") + joint("ja", "revolute", "root", "a") +
-                                joint("jab", "revolute", "a", "b") + joint("jbc", "revolute", "b", "c") +
-                                joint("jca", "revolute", "c", "b"));
+  const std::string xml = robot(link("root") + link("a") + link("b") + link("c") +
+                                joint("ja", "revolute", "root", "a") + joint("jab", "revolute", "a", "b") +
+                                joint("jbc", "revolute", "b", "c") + joint("jca", "revolute", "c", "b"));
   // b has two parents here; a pure cycle (each link one parent) is a separate component:
   expect_refused(xml, {"two parents"});
-  const std::string cycle = robot(link("root") + link("a") + link("b") + link("c") + joint("jab", "revolute", "a", "b") +
-                                  joint("jbc", "revolute", "b", "c") + joint("jca", "revolute", "c", "a"));
+  const std::string cycle =
+      robot(link("root") + link("a") + link("b") + link("c") + joint("jab", "revolute", "a", "b") +
+            joint("jbc", "revolute", "b", "c") + joint("jca", "revolute", "c", "a"));
   expect_refused(cycle, {"cycle", "'a'", "'b'", "'c'",
                          "URDF cannot express kinematic loops; declare the loop-closing joint as a <loop_joint> "
                          "element (see docs/loops.md)"});
@@ -757,8 +777,9 @@ TEST(UrdfRefuses, CycleOfJoints) {
 TEST(UrdfRefuses, CycleIsListedParentToChild) {
   // The cycle's links in joint order, closing on the first: the last name used to repeat the
   // link where the walk found the cycle ("'b' -> 'c' -> 'a' -> 'a'" for this one).
-  const std::string cycle = robot(link("root") + link("a") + link("b") + link("c") + joint("jab", "revolute", "a", "b") +
-                                  joint("jbc", "revolute", "b", "c") + joint("jca", "revolute", "c", "a"));
+  const std::string cycle =
+      robot(link("root") + link("a") + link("b") + link("c") + joint("jab", "revolute", "a", "b") +
+            joint("jbc", "revolute", "b", "c") + joint("jca", "revolute", "c", "a"));
   expect_refused(cycle, {"cycle through links 'b' -> 'c' -> 'a' -> 'b';"});
   expect_refused(robot(link("a") + joint("self", "revolute", "a", "a")), {"cycle through links 'a' -> 'a';"});
 }
@@ -782,17 +803,18 @@ TEST(UrdfRefuses, NoRootOrSeveralRoots) {
 
 TEST(UrdfRefuses, DuplicatesAndUnknownTypes) {
   expect_refused(robot(link("a") + link("a")), {"duplicate link name", "(link 'a')"});
-  expect_refused(robot(link("a") + link("b") + link("c") + joint("j", "revolute", "a", "b") +
-                       joint("j", "revolute", "a", "c")),
-                 {"duplicate joint name", "(joint 'j')"});
-  expect_refused(robot(link("a") + link("b") + joint("j", "ball", "a", "b")), {"unknown joint type 'ball'", "(joint 'j')"});
+  expect_refused(
+      robot(link("a") + link("b") + link("c") + joint("j", "revolute", "a", "b") + joint("j", "revolute", "a", "c")),
+      {"duplicate joint name", "(joint 'j')"});
+  expect_refused(robot(link("a") + link("b") + joint("j", "ball", "a", "b")),
+                 {"unknown joint type 'ball'", "(joint 'j')"});
   expect_refused(robot("<link/>"), {"<link> has no name"});
 }
 
 TEST(UrdfRefuses, BadLimits) {
-  expect_refused(robot(link("a") + link("b") +
-                       "<joint name='j' type='revolute'><parent link='a'/><child link='b'/></joint>"),
-                 {"needs a <limit>", "(joint 'j')"});
+  expect_refused(
+      robot(link("a") + link("b") + "<joint name='j' type='revolute'><parent link='a'/><child link='b'/></joint>"),
+      {"needs a <limit>", "(joint 'j')"});
   expect_refused(two_links("<limit lower='1' upper='-1' effort='1' velocity='1'/>"), {"lower limit", "(joint 'j')"});
   expect_refused(two_links("<limit lower='-1' upper='1' velocity='1'/>"), {"'effort'", "(joint 'j')"});
   expect_refused(two_links("<limit lower='-1' upper='1' effort='1' velocity='-1'/>"),
@@ -958,8 +980,9 @@ TEST(UrdfMapping, UrdfDefaults) {
   // the identity, no <axis> is 1 0 0, a <limit> without lower/upper is [0, 0], a <mimic>
   // without multiplier/offset is 1 and 0, an <inertial> without <origin> is at the link origin.
   const std::string xml = robot(
-      link("b") + "<link name='c'><inertial><mass value='2'/><inertia ixx='0.1' ixy='0' ixz='0' iyy='0.2' iyz='0' "
-                  "izz='0.3'/></inertial></link>" +
+      link("b") +
+      "<link name='c'><inertial><mass value='2'/><inertia ixx='0.1' ixy='0' ixz='0' iyy='0.2' iyz='0' "
+      "izz='0.3'/></inertial></link>" +
       link("d") +
       "<joint name='j' type='revolute'><parent link='b'/><child link='c'/><limit effort='3' velocity='4'/></joint>" +
       "<joint name='k' type='prismatic'><parent link='b'/><child link='d'/><limit effort='3' velocity='4'/>"
@@ -999,10 +1022,11 @@ TEST(UrdfPhysicalRange, JointOriginBeyondTheRangeIsRefused) {
 }
 
 TEST(UrdfPhysicalRange, CentreOfMassMassAndInertiaBeyondTheRangeAreRefused) {
-  expect_refused_both_modes(two_links("", "<link name='arm'>" + inertial(1.0, "ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'",
-                                                                         "<origin xyz='2e6 0 0'/>") +
-                                              "</link>"),
-                            {"centre of mass", "at 2e+06 m", "(link 'arm')"});
+  expect_refused_both_modes(
+      two_links("", "<link name='arm'>" +
+                        inertial(1.0, "ixx='1' ixy='0' ixz='0' iyy='1' iyz='0' izz='1'", "<origin xyz='2e6 0 0'/>") +
+                        "</link>"),
+      {"centre of mass", "at 2e+06 m", "(link 'arm')"});
   expect_refused_both_modes(two_links("", "<link name='arm'>" + inertial(2e9) + "</link>"),
                             {"mass 2e+09 kg, beyond the physical range of 1e+09 kg", "(link 'arm')"});
   expect_refused_both_modes(
@@ -1010,13 +1034,13 @@ TEST(UrdfPhysicalRange, CentreOfMassMassAndInertiaBeyondTheRangeAreRefused) {
                         "</link>"),
       {"inertia entry ixx = 1e+22 kg m^2, beyond the physical range of 1e+21 kg m^2", "(link 'arm')"});
   expect_refused_both_modes(
-      two_links("", "<link name='arm'>" + inertial(1.0, "ixx='1' ixy='-3e21' ixz='0' iyy='1' iyz='0' izz='1'") +
-                        "</link>"),
+      two_links("",
+                "<link name='arm'>" + inertial(1.0, "ixx='1' ixy='-3e21' ixz='0' iyy='1' iyz='0' izz='1'") + "</link>"),
       {"inertia entry ixy = -3e+21", "(link 'arm')"});
   // The root link of a fixed base carries no dynamics, but the range is a hard limit.
-  expect_refused(robot("<link name='base'>" + inertial(2e9) + "</link>" + link("arm") +
-                       joint("j", "revolute", "base", "arm")),
-                 {"mass 2e+09 kg", "(link 'base')"});
+  expect_refused(
+      robot("<link name='base'>" + inertial(2e9) + "</link>" + link("arm") + joint("j", "revolute", "base", "arm")),
+      {"mass 2e+09 kg", "(link 'base')"});
 }
 
 TEST(UrdfPhysicalRange, ComposedPosesOfMergedLinksBeyondTheRangeAreRefused) {
@@ -1024,18 +1048,19 @@ TEST(UrdfPhysicalRange, ComposedPosesOfMergedLinksBeyondTheRangeAreRefused) {
   const std::string chain = link("base") + link("a") + link("b") + link("c") +
                             joint("f1", "fixed", "base", "a", "<origin xyz='9e5 0 0'/>") +
                             joint("f2", "fixed", "a", "b", "<origin xyz='9e5 0 0'/>");
-  expect_refused_both_modes(robot(chain + joint("j", "revolute", "a", "c")),
-                            {"pose of the merged link relative to body 'base'", "at 1.8e+06 m", "(link 'b', joint 'f2')"});
-  expect_refused_both_modes(robot(link("base") + link("a") + link("c") +
-                                  joint("f1", "fixed", "base", "a", "<origin xyz='9e5 0 0'/>") +
-                                  joint("j", "revolute", "a", "c", "<origin xyz='0 0 9e5'/>")),
-                            {"joint origin relative to body 'base'", "at 1.27279e+06 m", "(joint 'j')"});
+  expect_refused_both_modes(
+      robot(chain + joint("j", "revolute", "a", "c")),
+      {"pose of the merged link relative to body 'base'", "at 1.8e+06 m", "(link 'b', joint 'f2')"});
+  expect_refused_both_modes(
+      robot(link("base") + link("a") + link("c") + joint("f1", "fixed", "base", "a", "<origin xyz='9e5 0 0'/>") +
+            joint("j", "revolute", "a", "c", "<origin xyz='0 0 9e5'/>")),
+      {"joint origin relative to body 'base'", "at 1.27279e+06 m", "(joint 'j')"});
 }
 
 TEST(UrdfPhysicalRange, LoopJointFramesBeyondTheRangeAreRefused) {
-  const std::string base = robot(link("a") + link("b") + link("c") + link("w") +
-                                 joint("jb", "revolute", "a", "b") + joint("jc", "revolute", "a", "c") +
-                                 joint("fw", "fixed", "c", "w", "<origin xyz='0 9e5 0'/>") + "LOOP");
+  const std::string base =
+      robot(link("a") + link("b") + link("c") + link("w") + joint("jb", "revolute", "a", "b") +
+            joint("jc", "revolute", "a", "c") + joint("fw", "fixed", "c", "w", "<origin xyz='0 9e5 0'/>") + "LOOP");
   auto with = [&](const std::string& loop) { return std::string(base).replace(base.find("LOOP"), 4, loop); };
   expect_refused_both_modes(with("<loop_joint name='close' type='spherical'><predecessor link='b' xyz='0 0 3e6'/>"
                                  "<successor link='c'/></loop_joint>"),
@@ -1076,8 +1101,8 @@ TEST(UrdfNames, NonUtf8NamesAreRefusedWithTheLine) {
 
 TEST(UrdfNames, Utf8NamesLoadAndBytesOutsideNamesAreNotChecked) {
   const std::string xml = "<robot name='Roboter \xc3\xa4'><!-- Latin-1 in a comment: \xe9 -->" + link("Basis") +
-                          link("\xe8\x85\x95") + joint("Gelenk \xf0\x9f\xa6\xbe", "continuous", "Basis", "\xe8\x85\x95") +
-                          "</robot>";
+                          link("\xe8\x85\x95") +
+                          joint("Gelenk \xf0\x9f\xa6\xbe", "continuous", "Basis", "\xe8\x85\x95") + "</robot>";
   const Model m = load_urdf_string(xml, quiet());
   EXPECT_EQ(m.name(), "Roboter \xc3\xa4");
   EXPECT_EQ(m.body_name(1), "\xe8\x85\x95");
@@ -1104,8 +1129,8 @@ TEST(UrdfRefuses, PathsThatAreNotRegularFiles) {
   EXPECT_CONTAINS(error_of(models_dir()), ": is a directory");
   EXPECT_CONTAINS(error_of("/nonexistent/robot.urdf"), "/nonexistent/robot.urdf: no such file");
   // A FIFO: reading it waited for a writer forever.
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("plucker_test_urdf_" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("plucker_test_urdf_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string fifo = (dir / "robot.urdf").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);

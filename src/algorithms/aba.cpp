@@ -16,10 +16,10 @@ void aba_impl(const Model& model, Data& data, const double* q, const double* qd,
   AbaWorkspace& ws = detail::workspace<AbaWorkspace>(model, data);
   detail::evaluate_sincos(data, q);
   if constexpr (F == ForceInput::World) data.X_base[0] = Transform();
-  const detail::AbaState<double> st{data.X_up.data(),         data.v.data(),           data.a.data(),
-                                    ws.c.data(),              ws.I_articulated.data(), ws.p_articulated.data(),
-                                    ws.U.data(),              ws.D_inv.data(),         ws.u.data(),
-                                    data.sin_q.data(),        data.cos_q.data()};
+  const detail::AbaState<double> st{data.X_up.data(),  data.v.data(),           data.a.data(),
+                                    ws.c.data(),       ws.I_articulated.data(), ws.p_articulated.data(),
+                                    ws.U.data(),       ws.D_inv.data(),         ws.u.data(),
+                                    data.sin_q.data(), data.cos_q.data()};
   detail::aba_passes(
       model, st, q, qd, tau, data.qdd.data(),
       [&](int i, int p, Force& f) { detail::subtract_external_force<F>(data, i, p, f_ext, f); },
@@ -73,8 +73,7 @@ double joint_space_diagonal(const Model& model, const std::vector<Transform>& X_
 
 void throw_singular(const Model& model, int i, int k, const char* fn, double pivot, double M_kk) {
   std::ostringstream m;
-  m << fn << ": forward dynamics undefined: joint '" << model.joint_name(i) << "' (body '" << model.body_name(i)
-    << "'";
+  m << fn << ": forward dynamics undefined: joint '" << model.joint_name(i) << "' (body '" << model.body_name(i) << "'";
   if (model.joint_nv(i) > 1) m << ", DoF " << k;
   m << ") has a singular articulated inertia (pivot " << pivot << " of M_kk = " << M_kk
     << "): the subtree it moves has no mass or inertia along its motion";

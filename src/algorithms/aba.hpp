@@ -173,7 +173,7 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
       st.v[i] = v;
     });
     const RigidBodyInertia& I = model.inertia(i);
-    st.I_articulated[i] = articulated_of<S>(I);              // I^A_i = I_i
+    st.I_articulated[i] = articulated_of<S>(I);             // I^A_i = I_i
     st.p_articulated[i] = crf(st.v[i], times(I, st.v[i]));  // p^A_i = v_i x* I_i v_i
     external_force(i, p, st.p_articulated[i]);              // - f^x_i
   }

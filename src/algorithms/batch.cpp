@@ -41,12 +41,12 @@ void check_batch_sizes(const char* fn, const char* name, const Eigen::Ref<const 
                        const char* rows_what, Eigen::Index cols) {
   if (X.rows() != rows || X.cols() != cols)
     throw InvalidArgument(std::string(fn) + ": " + name + " is " + std::to_string(X.rows()) + " x " +
-                          std::to_string(X.cols()) + ", expected " + rows_what + " = " + std::to_string(rows) +
-                          " x " + std::to_string(cols) + " (one state per column)");
+                          std::to_string(X.cols()) + ", expected " + rows_what + " = " + std::to_string(rows) + " x " +
+                          std::to_string(cols) + " (one state per column)");
 }
 
-void check_states(const Model& model, const char* fn, const Eigen::Ref<const MatX>& Q,
-                  const Eigen::Ref<const MatX>* V, const Eigen::Ref<const MatX>* A, const char* a_name) {
+void check_states(const Model& model, const char* fn, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>* V,
+                  const Eigen::Ref<const MatX>* A, const char* a_name) {
   for (Eigen::Index b = 0; b < Q.cols(); ++b) {
     try {
       model.check_configuration(Q.col(b), "q");
@@ -92,8 +92,8 @@ struct BatchAccess {
   /// first error (in state order) is rethrown, naming its state: once a state has failed,
   /// the threads skip the states after it, but still evaluate the ones before it.
   template <class Group, class State>
-  static void for_each_state(const char* fn, const Model& model, BatchWorkspace& ws, Eigen::Index B,
-                             const Group& group, const State& state) {
+  static void for_each_state(const char* fn, const Model& model, BatchWorkspace& ws, Eigen::Index B, const Group& group,
+                             const State& state) {
     constexpr int W = simd::W;
     for (Data& d : ws.data_) detail::check_data(model, d, fn);
     const int T = static_cast<int>(std::min<Eigen::Index>(ws.threads(), B));
@@ -101,8 +101,7 @@ struct BatchAccess {
     auto failed_before = [&](Eigen::Index b) { return first_failed.load(std::memory_order_relaxed) <= b; };
     auto record_failure = [&](Eigen::Index b) {
       Eigen::Index f = first_failed.load(std::memory_order_relaxed);
-      while (b < f && !first_failed.compare_exchange_weak(f, b, std::memory_order_relaxed)) {
-      }
+      while (b < f && !first_failed.compare_exchange_weak(f, b, std::memory_order_relaxed)) {}
     };
     // States [begin, end) on thread t; throws the first error, naming its state.
     auto evaluate = [&](int t, Eigen::Index begin, Eigen::Index end) {

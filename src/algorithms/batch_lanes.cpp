@@ -86,9 +86,8 @@ bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>&
   load_configurations(model, s, Q, b0);
   gather(V, b0, s.qd.data());
   gather(Tau, b0, s.x.data());
-  const AbaState<Pack> st{s.X_up.data(), s.v.data(),  s.a.data(),     s.c.data(),     s.I_articulated.data(),
-                          s.f.data(),    s.U.data(),  s.D_inv.data(), s.u.data(),     s.sin_q.data(),
-                          s.cos_q.data()};
+  const AbaState<Pack> st{s.X_up.data(), s.v.data(),     s.a.data(), s.c.data(),     s.I_articulated.data(), s.f.data(),
+                          s.U.data(),    s.D_inv.data(), s.u.data(), s.sin_q.data(), s.cos_q.data()};
   // A pivot of some lane that fails the screen sends the group to the single-state ABA, which
   // judges it exactly and names the joint.
   const auto screen = [](int, const Sym6T<Pack>& P) {
@@ -153,8 +152,8 @@ MotionT<Pack> column_motion(const C& s) {
 }
 
 template <class Sink>
-void crba_lanes_entries(const Model& model, const JsimPattern& pattern, LaneScratch& s,
-                        const Eigen::Ref<const MatX>& Q, Eigen::Index b0, Sink& sink, WritePrefetch& ahead) {
+void crba_lanes_entries(const Model& model, const JsimPattern& pattern, LaneScratch& s, const Eigen::Ref<const MatX>& Q,
+                        Eigen::Index b0, Sink& sink, WritePrefetch& ahead) {
   const int n = model.nbodies();
   load_configurations(model, s, Q, b0);
   for (int i = 1; i < n; ++i) {
@@ -168,8 +167,7 @@ void crba_lanes_entries(const Model& model, const JsimPattern& pattern, LaneScra
         return;
       }
       const auto X_up = compose(joint, JointQ<Pack>{s.q.data() + iq, s.sin_q.data() + iq, s.cos_q.data() + iq}, X_tree);
-      const XformT<Pack>& X = s.X_top[i] =
-          model.parent(p) == 0 ? to_xform(X_up) : compose(X_up, s.X_top[p]);  // i_X_t
+      const XformT<Pack>& X = s.X_top[i] = model.parent(p) == 0 ? to_xform(X_up) : compose(X_up, s.X_top[p]);  // i_X_t
       for (int k = 0; k < d; ++k) s.S[iv + k] = column_in(X, column(joint, k));  // h = tX_i S_i
       s.I_composite[i] = InertiaT<Pack>{};
       add_congruence(X, model.inertia(i), s.I_composite[i]);  // tX*_i I_i iX_t

@@ -48,13 +48,14 @@ void composite_diagonal(const Model& model, Data& data, CgWorkspace& ws) {
       if (d == 0) return;
       double Lambda[6][6];
       for (int m = 0; m < d; ++m) {
-        const Force RH = times_column<double>(ws.R[i], column(joint, m));  // R(k) H*(k)
+        const Force RH = times_column<double>(ws.R[i], column(joint, m));                         // R(k) H*(k)
         for (int r = 0; r < d; ++r) Lambda[r][m] = project_column<double>(column(joint, r), RH);  // H R H*
         ws.diag[iv + m] = Lambda[m][m];
       }
       // M's diagonal blocks are positive definite once M passed the singularity test.
       detail::invert_pivots(Lambda, d, ws.precond.data() + 6 * iv, [&](int k, double pivot) {
-        if (!(pivot > 0.0)) detail::throw_singular(model, i, k, "conjugate gradient, diag(H R H*)", pivot, Lambda[k][k]);
+        if (!(pivot > 0.0))
+          detail::throw_singular(model, i, k, "conjugate gradient, diag(H R H*)", pivot, Lambda[k][k]);
         return true;
       });
     });
@@ -88,7 +89,7 @@ const VecX& conjugate_gradient_impl(const char* fn, const Model& model, Data& da
                                     bool preconditioned, double tolerance, int max_iterations) {
   CgWorkspace& ws = workspace<CgWorkspace>(model, data);
   VecX &x = ws.x, &r = ws.r, &z = ws.z, &p = ws.p, &Mp = ws.Mp, &b = ws.bs;
-  innovations_factor(model, data);  // the singularity test every method shares (its pivots are M's)
+  innovations_factor(model, data);      // the singularity test every method shares (its pivots are M's)
   composite_diagonal(model, data, ws);  // Lambda and M's diagonal D
   data.cg = {};
   x.setZero();
@@ -152,10 +153,10 @@ const VecX& conjugate_gradient_impl(const char* fn, const Model& model, Data& da
     rz = rz_next;
   }
   throw ConvergenceError(std::string(fn) + ": " + (preconditioned ? "preconditioned " : "") +
-                             "conjugate gradient: no convergence in " +
-                             std::to_string(data.cg.iterations) + " iterations: relative residual " +
-                             text::number(data.cg.relative_residual) + " > tolerance " + text::number(tolerance) +
-                             " (backward error " + text::number(data.cg.backward_error) + ")" +
+                             "conjugate gradient: no convergence in " + std::to_string(data.cg.iterations) +
+                             " iterations: relative residual " + text::number(data.cg.relative_residual) +
+                             " > tolerance " + text::number(tolerance) + " (backward error " +
+                             text::number(data.cg.backward_error) + ")" +
                              " (M is ill-conditioned for this method; use a direct one, e.g. 'aba' or 'crba_ltdl')",
                          data.cg.iterations, data.cg.relative_residual);
 }
@@ -176,8 +177,8 @@ const VecX& solve_conjugate_gradient(const Model& model, Data& data, const Eigen
   CgWorkspace& ws = detail::workspace<CgWorkspace>(model, data);
   detail::compute_poses(model, data, q.data());
   ws.b = b;  // b may alias a workspace the solver writes
-  return detail::conjugate_gradient_impl("solve_conjugate_gradient", model, data, ws.b.data(), preconditioned, tolerance,
-                                         max_iterations);
+  return detail::conjugate_gradient_impl("solve_conjugate_gradient", model, data, ws.b.data(), preconditioned,
+                                         tolerance, max_iterations);
 }
 
 }  // namespace plucker

@@ -11,10 +11,11 @@
 // carried up its own support path (the same products, in another order). The transforms are
 // typed (model/joint_kernels.hpp): for a revolute joint about a body axis whose X_tree is a pure
 // translation, X_up = (rot_k(q), r) and Eqs. 9-10 take the plane rotation's cheaper products.
+#include "plucker/algorithms/crba.hpp"
+
 #include <algorithm>
 
 #include "algorithms/workspace.hpp"
-#include "plucker/algorithms/crba.hpp"
 #include "spatial/columns.hpp"
 
 namespace plucker {
@@ -110,7 +111,7 @@ void detail::crba_unchecked(const Model& model, Data& data, const double* q, Tri
       }
       if (p > 0) {
         const auto X = x_up(joint, joint_q(model, data, q, i), X_tree, data.X_up[i]);
-        add_congruence(X, ws.I_composite[i], ws.I_composite[p]);                  // Eq. 9
+        add_congruence(X, ws.I_composite[i], ws.I_composite[p]);                 // Eq. 9
         if (end > iv) apply_inverse_forces(X, Columns::of(ws.F, iv), end - iv);  // f^C_j(lambda(i))
       }
     });

@@ -53,8 +53,10 @@ void throw_non_finite(const Model& model, const Data& data, const VecX& result, 
   const std::string tail =
       ": the state is outside the range of double precision (velocities, accelerations or forces too large)";
   for (int i = 1; i < model.nbodies(); ++i) {
-    const char* what = !finite(data.v[i]) ? "velocity" : !finite(data.a[i]) ? "acceleration"
-                                                       : !finite(data.f[i]) ? "force" : nullptr;
+    const char* what = !finite(data.v[i])   ? "velocity"
+                       : !finite(data.a[i]) ? "acceleration"
+                       : !finite(data.f[i]) ? "force"
+                                            : nullptr;
     if (what)
       throw NumericalError(std::string(fn) + ": the " + what + " of body '" + model.body_name(i) + "' (joint '" +
                            model.joint_name(i) + "') is not finite" + tail);

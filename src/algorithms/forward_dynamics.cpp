@@ -157,8 +157,8 @@ const VecX& forward_dynamics(const Model& model, Data& data, const Eigen::Ref<co
     case Method::ConjugateGradient:
     case Method::PreconditionedCG:
       data.qdd = detail::conjugate_gradient_impl("forward_dynamics", model, data, ws.rhs.data(),
-                                                 method == Method::PreconditionedCG,
-                                                 1e-14, detail::kConjugateGradientCap * std::max(model.nv(), 1));
+                                                 method == Method::PreconditionedCG, 1e-14,
+                                                 detail::kConjugateGradientCap * std::max(model.nv(), 1));
       break;
     case Method::Innovations:
       detail::innovations_factor(model, data);

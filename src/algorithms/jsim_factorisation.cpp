@@ -166,8 +166,7 @@ FactorWorkspace::FactorWorkspace(const Model& model)
       pivot_scale(VecX::Zero(model.nv())),
       rhs(VecX::Zero(model.nv())),
       zero(VecX::Zero(model.nv())) {
-  for (int k = 0; k < model.nv(); ++k)
-    dof_run_start[k] = k > 0 && dof_parent[k] == k - 1 ? dof_run_start[k - 1] : k;
+  for (int k = 0; k < model.nv(); ++k) dof_run_start[k] = k > 0 && dof_parent[k] == k - 1 ? dof_run_start[k - 1] : k;
 }
 
 void factorize_ltdl_unchecked(const Model& model, Data& data) {

@@ -1,7 +1,8 @@
 // Forward kinematics, frames, Jacobians, centre of mass and energy.
+#include "plucker/algorithms/kinematics.hpp"
+
 #include "algorithms/workspace.hpp"
 #include "base/text.hpp"
-#include "plucker/algorithms/kinematics.hpp"
 
 namespace plucker {
 namespace {
@@ -87,7 +88,8 @@ void forward_kinematics(const Model& model, Data& data, const Eigen::Ref<const V
 
 Eigen::Matrix4d body_pose(const Data& data, int body) {
   if (body < 0 || body >= static_cast<int>(data.X_base.size()))
-    throw InvalidArgument("body_pose: body index " + std::to_string(body) + " out of range, or no poses yet (call "
+    throw InvalidArgument("body_pose: body index " + std::to_string(body) +
+                          " out of range, or no poses yet (call "
                           "forward_kinematics first)");
   return data.X_base[static_cast<std::size_t>(body)].homogeneous();
 }
@@ -188,7 +190,8 @@ double kinetic_energy(const Model& model, Data& data, const Eigen::Ref<const Vec
   double T = 0.0;
   for (int i = 1; i < model.nbodies(); ++i) T += 0.5 * dot(data.v[i], times(model.inertia(i), data.v[i]));
   if (!std::isfinite(T))
-    throw NumericalError("kinetic_energy: " + text::number(T) + ": the velocities are outside the range of double "
+    throw NumericalError("kinetic_energy: " + text::number(T) +
+                         ": the velocities are outside the range of double "
                          "precision");
   return T;
 }

@@ -50,7 +50,9 @@ void mass_times_kernel(const Model& model, Data& data, const double* y, double* 
     data.f[i] = times(model.inertia(i), data.a[i]);  // Eq. 5 at rest
   }
   for (int i = n - 1; i > 0; --i) {
-    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE { project(joint, data.f[i], out + model.idx_v(i)); });
+    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
+      project(joint, data.f[i], out + model.idx_v(i));
+    });
     const int p = model.parent(i);
     if (p > 0) add_apply_inverse(data.X_up[i], data.f[i], data.f[p]);  // Eq. 7
   }
@@ -116,7 +118,8 @@ const MatX& mass_matrix_symmetry(const Model& model, Data& data, const Eigen::Re
           double unit[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
           unit[m] = 1.0;
           data.a[i].setZero();
-          visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE { add_motion(joint, data.a[i], unit); });
+          visit_joint(model, i,
+                      [&](const auto& joint, const auto&) PLUCKER_INLINE { add_motion(joint, data.a[i], unit); });
         } else {
           data.a[j] = apply(data.X_up[j], data.a[model.parent(j)]);
         }
@@ -167,7 +170,7 @@ const VecX& rnea_composite(const Model& model, Data& data, const Eigen::Ref<cons
       Motion vJ;
       add_motion(joint, vJ, v.data() + iv);
       data.v[i] = apply(X, data.v[p]) + vJ;  // Eq. 17, V(k)
-      ws.x[i] = crm(data.v[i], vJ);           // x(k) = H* qdd + a(k)
+      ws.x[i] = crm(data.v[i], vJ);          // x(k) = H* qdd + a(k)
       add_motion(joint, ws.x[i], a.data() + iv);
       data.a[i] = apply(X, data.a[p]) + ws.x[i];  // Eq. 17, alpha(k)
     });
@@ -186,7 +189,7 @@ const VecX& rnea_composite(const Model& model, Data& data, const Eigen::Ref<cons
     const int p = model.parent(i);
     if (p > 0) {
       add_apply_inverse(data.X_up[i], ws.y[i] + data.f[i] + times(ws.R[i], ws.x[i]), ws.y[p]);  // Eq. 29
-      add_congruence(data.X_up[i], ws.R[i], ws.R[p]);                                          // Eq. 24
+      add_congruence(data.X_up[i], ws.R[i], ws.R[p]);                                           // Eq. 24
     }
     data.f[i] = f;
   }

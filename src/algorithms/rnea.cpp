@@ -14,8 +14,8 @@ void rnea_impl(const Model& model, Data& data, const double* q, const double* qd
                const Force* f_ext) {
   detail::evaluate_sincos(data, q);
   if constexpr (F == ForceInput::World) data.X_base[0] = Transform();
-  const detail::RneaState<double> st{data.X_up.data(), data.v.data(), data.a.data(), data.f.data(),
-                                     data.sin_q.data(), data.cos_q.data()};
+  const detail::RneaState<double> st{data.X_up.data(), data.v.data(),     data.a.data(),
+                                     data.f.data(),    data.sin_q.data(), data.cos_q.data()};
   detail::rnea_passes<WithVelocity, WithAcceleration>(
       model, st, q, qd, qdd, data.tau.data(),
       [&](int i, int p, Force& f) { detail::subtract_external_force<F>(data, i, p, f_ext, f); });

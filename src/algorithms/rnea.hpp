@@ -47,14 +47,14 @@ void rnea_passes(const Model& model, const RneaState<S>& st, const S* q, const S
       st.a[i] = a;
     });
     st.f[i] = body_force<WithVelocity>(model.inertia(i), st.a[i], st.v[i]);  // Eq. 5
-    external_force(i, p, st.f[i]);                                            // Eq. 7
+    external_force(i, p, st.f[i]);                                           // Eq. 7
   }
 
   for (int i = n - 1; i > 0; --i) {
     const int p = model.parent(i), iq = model.idx_q(i);
     const JointQ<S> jq{q + iq, st.sin + iq, st.cos + iq};
     visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
-      project(joint, st.f[i], tau + model.idx_v(i));  // Eq. 8
+      project(joint, st.f[i], tau + model.idx_v(i));                                        // Eq. 8
       if (p > 0) add_apply_inverse(x_up(joint, jq, X_tree, st.X_up[i]), st.f[i], st.f[p]);  // Eq. 7
     });
   }

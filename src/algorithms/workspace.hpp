@@ -3,17 +3,16 @@
 // sin/cos of q, and the external-force input of the recursions.
 #pragma once
 
-#include <limits>
-
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
 
 #include "model/joint_kernels.hpp"
 #include "plucker/algorithms/data.hpp"
-#include "plucker/model/jsim_pattern.hpp"
 #include "plucker/errors.hpp"
+#include "plucker/model/jsim_pattern.hpp"
 #include "spatial/sincos.hpp"
 
 namespace plucker::detail {
@@ -38,9 +37,7 @@ static_assert(static_cast<int>(Slot::Last) < kWorkspaceSlots);
 /// model), made on the first call that needs it.
 template <class W>
 struct WorkspaceOf : Workspace {
-  std::unique_ptr<Workspace> clone() const override {
-    return std::make_unique<W>(static_cast<const W&>(*this));
-  }
+  std::unique_ptr<Workspace> clone() const override { return std::make_unique<W>(static_cast<const W&>(*this)); }
 };
 template <class W>
 W& workspace(const Model& model, Data& data) {

@@ -1,4 +1,6 @@
 // Forward and inverse dynamics of closed-loop mechanisms (paper 000 §3.4, Eqs. 15-22).
+#include "plucker/constraints/constrained_dynamics.hpp"
+
 #include <Eigen/Cholesky>
 #include <Eigen/QR>
 #include <cmath>
@@ -10,16 +12,18 @@
 #include "plucker/algorithms/aba.hpp"
 #include "plucker/algorithms/crba.hpp"
 #include "plucker/algorithms/rnea.hpp"
-#include "plucker/constraints/constrained_dynamics.hpp"
 #include "plucker/errors.hpp"
 
 namespace plucker {
 
 std::string_view to_string(ConstrainedMethod method) {
   switch (method) {
-    case ConstrainedMethod::Kkt: return "kkt";
-    case ConstrainedMethod::RangeSpace: return "range_space";
-    case ConstrainedMethod::NullSpace: return "null_space";
+    case ConstrainedMethod::Kkt:
+      return "kkt";
+    case ConstrainedMethod::RangeSpace:
+      return "range_space";
+    case ConstrainedMethod::NullSpace:
+      return "null_space";
   }
   return "?";
 }
@@ -188,8 +192,8 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
   const int n = model.nv(), nc = model.num_constraints(), na = model.num_loop_actuators();
   if (options.loop_joint_forces.size() != 0 && options.loop_joint_forces.size() != na)
     throw InvalidArgument("constrained_forward_dynamics: loop_joint_forces has size " +
-                          std::to_string(options.loop_joint_forces.size()) + ", expected num_loop_actuators = " +
-                          std::to_string(na) + " (or empty)");
+                          std::to_string(options.loop_joint_forces.size()) +
+                          ", expected num_loop_actuators = " + std::to_string(na) + " (or empty)");
   if (!options.loop_joint_forces.allFinite())
     throw InvalidArgument("constrained_forward_dynamics: loop_joint_forces is not finite");
   if (!std::isfinite(options.baumgarte_alpha) || !std::isfinite(options.baumgarte_beta) ||
@@ -237,14 +241,15 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
     if (bad >= 0)
       throw SingularError(
           "constrained_forward_dynamics (" + std::string(to_string(options.method)) +
-          (options.method == ConstrainedMethod::Kkt ? "" : ", by Eq. 20") + "): the KKT matrix of Eq. 20 is singular at " +
+          (options.method == ConstrainedMethod::Kkt ? "" : ", by Eq. 20") +
+          "): the KKT matrix of Eq. 20 is singular at " +
           (bad < n ? "joint '" + model.joint_name(model.joint_of_v(bad)) + "'"
                    : detail::constraint_name(model, perm[bad - n])) +
           " (pivot below 1e-12 of its column): the mass matrix is singular on the constraints' free motions");
     ws.kkt_x.head(n + r) = ws.kkt_b.head(n + r);
     qdd = ws.kkt_x.head(n);
     ws.tau_c.noalias() = Lr.transpose() * ws.kkt_x.segment(n, r);  // the unknowns are -lambda_r
-    ws.tau_c = -ws.tau_c;                                           // tau_c = L_r^T lambda_r
+    ws.tau_c = -ws.tau_c;                                          // tau_c = L_r^T lambda_r
   };
   data.loops.range_space_fell_back = false;
   switch (options.method) {
@@ -312,9 +317,10 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
         if (k >= 0) {
           Eigen::Index dof = 0;
           K.col(k).cwiseAbs().maxCoeff(&dof);
-          throw SingularError("constrained_forward_dynamics (null_space): the mass matrix is singular on the "
-                              "mechanism's free motions (K^T M K), at joint '" +
-                              model.joint_name(model.joint_of_v(static_cast<int>(dof))) + "'");
+          throw SingularError(
+              "constrained_forward_dynamics (null_space): the mass matrix is singular on the "
+              "mechanism's free motions (K^T M K), at joint '" +
+              model.joint_name(model.joint_of_v(static_cast<int>(dof))) + "'");
         }
         detail::cholesky_solve_in_place(ws.KtMK.topLeftCorner(f, f), ws.y.head(f));
       }
@@ -336,8 +342,7 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
 ClosedLoopInverseDynamics constrained_inverse_dynamics(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                                                        const Eigen::Ref<const VecX>& v,
                                                        const Eigen::Ref<const VecX>& qdd,
-                                                       const std::vector<int>& actuated_joints,
-                                                       double rank_tolerance) {
+                                                       const std::vector<int>& actuated_joints, double rank_tolerance) {
   detail::check_loop_data(model, data, "constrained_inverse_dynamics");
   model.check_configuration(q, "constrained_inverse_dynamics: q");
   model.check_tangent(v, "constrained_inverse_dynamics: v");
@@ -346,7 +351,8 @@ ClosedLoopInverseDynamics constrained_inverse_dynamics(const Model& model, Data&
   int n_tree = 0;
   for (int j : actuated_joints) {
     if (j <= 0 || j >= model.nbodies())
-      throw InvalidArgument("constrained_inverse_dynamics: actuated joint index " + std::to_string(j) + " out of range");
+      throw InvalidArgument("constrained_inverse_dynamics: actuated joint index " + std::to_string(j) +
+                            " out of range");
     if (model.joint_nv(j) == 0)
       throw InvalidArgument("constrained_inverse_dynamics: actuated joint '" + model.joint_name(j) + "' has no DoF");
     n_tree += model.joint_nv(j);
@@ -360,9 +366,9 @@ ClosedLoopInverseDynamics constrained_inverse_dynamics(const Model& model, Data&
     const double err = viol.cwiseAbs().maxCoeff(&worst);
     const double scale = 1.0 + L.cwiseAbs().maxCoeff() * qdd.cwiseAbs().maxCoeff() + data.loops.c.cwiseAbs().maxCoeff();
     if (err > 1e-8 * scale)
-      throw InvalidArgument("constrained_inverse_dynamics: qdd violates the loop constraints (|L qdd - c| = " +
-                            text::number(err) + " at " + detail::constraint_name(model, static_cast<int>(worst)) +
-                            "); project it first");
+      throw InvalidArgument(
+          "constrained_inverse_dynamics: qdd violates the loop constraints (|L qdd - c| = " + text::number(err) +
+          " at " + detail::constraint_name(model, static_cast<int>(worst)) + "); project it first");
   }
   MatX G = MatX::Zero(n, nu + nc);  // [B  L^T]
   int col = 0;
@@ -383,10 +389,11 @@ ClosedLoopInverseDynamics constrained_inverse_dynamics(const Model& model, Data&
   Eigen::Index worst = 0;
   const double err = residual.cwiseAbs().maxCoeff(&worst);
   if (err > 1e-9 * (1.0 + tau_id.cwiseAbs().maxCoeff()))
-    throw SingularError("constrained_inverse_dynamics: the actuated joints cannot produce this motion: a generalised "
-                        "force of " + text::number(err) + " is missing at joint '" +
-                        model.joint_name(model.joint_of_v(static_cast<int>(worst))) +
-                        "' that neither the actuators nor the loop constraints can supply");
+    throw SingularError(
+        "constrained_inverse_dynamics: the actuated joints cannot produce this motion: a generalised "
+        "force of " +
+        text::number(err) + " is missing at joint '" + model.joint_name(model.joint_of_v(static_cast<int>(worst))) +
+        "' that neither the actuators nor the loop constraints can supply");
   data.loops.lambda = x.tail(nc);
   return {x.head(nu), x.tail(nc)};
 }

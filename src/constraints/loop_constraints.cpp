@@ -1,5 +1,7 @@
 // Loop-constraint kinematics (paper 000 §3.4, Eqs. 16-18); see loop_constraints.hpp for the
 // frame conventions. Rows of loop joint k: T_k^T w_k with T_k's angular directions first.
+#include "plucker/constraints/loop_constraints.hpp"
+
 #include <Eigen/QR>
 #include <algorithm>
 #include <cmath>
@@ -9,31 +11,42 @@
 #include "constraints/loop_kernels.hpp"
 #include "plucker/algorithms/crba.hpp"
 #include "plucker/algorithms/kinematics.hpp"
-#include "plucker/constraints/loop_constraints.hpp"
 #include "plucker/errors.hpp"
 
 namespace plucker {
 
 int loop_joint_dof(LoopJointType type) {
   switch (type) {
-    case LoopJointType::Revolute: return 1;
-    case LoopJointType::Prismatic: return 1;
-    case LoopJointType::Cylindrical: return 2;
-    case LoopJointType::Planar: return 3;
-    case LoopJointType::Spherical: return 3;
-    case LoopJointType::Fixed: return 0;
+    case LoopJointType::Revolute:
+      return 1;
+    case LoopJointType::Prismatic:
+      return 1;
+    case LoopJointType::Cylindrical:
+      return 2;
+    case LoopJointType::Planar:
+      return 3;
+    case LoopJointType::Spherical:
+      return 3;
+    case LoopJointType::Fixed:
+      return 0;
   }
   return 0;
 }
 
 std::string_view to_string(LoopJointType type) {
   switch (type) {
-    case LoopJointType::Revolute: return "revolute";
-    case LoopJointType::Prismatic: return "prismatic";
-    case LoopJointType::Cylindrical: return "cylindrical";
-    case LoopJointType::Planar: return "planar";
-    case LoopJointType::Spherical: return "spherical";
-    case LoopJointType::Fixed: return "fixed";
+    case LoopJointType::Revolute:
+      return "revolute";
+    case LoopJointType::Prismatic:
+      return "prismatic";
+    case LoopJointType::Cylindrical:
+      return "cylindrical";
+    case LoopJointType::Planar:
+      return "planar";
+    case LoopJointType::Spherical:
+      return "spherical";
+    case LoopJointType::Fixed:
+      return "fixed";
   }
   return "?";
 }
@@ -65,12 +78,24 @@ LoopDirections loop_directions(const LoopJoint& joint) {
     std::copy(lin.begin(), lin.end(), d.linear.begin());
   };
   switch (joint.type) {
-    case LoopJointType::Revolute: set({b1, b2}, {ex, ey, ez}); break;
-    case LoopJointType::Prismatic: set({ex, ey, ez}, {b1, b2}); break;
-    case LoopJointType::Cylindrical: set({b1, b2}, {b1, b2}); break;
-    case LoopJointType::Planar: set({b1, b2}, {a}); break;
-    case LoopJointType::Spherical: set({}, {ex, ey, ez}); break;
-    case LoopJointType::Fixed: set({ex, ey, ez}, {ex, ey, ez}); break;
+    case LoopJointType::Revolute:
+      set({b1, b2}, {ex, ey, ez});
+      break;
+    case LoopJointType::Prismatic:
+      set({ex, ey, ez}, {b1, b2});
+      break;
+    case LoopJointType::Cylindrical:
+      set({b1, b2}, {b1, b2});
+      break;
+    case LoopJointType::Planar:
+      set({b1, b2}, {a});
+      break;
+    case LoopJointType::Spherical:
+      set({}, {ex, ey, ez});
+      break;
+    case LoopJointType::Fixed:
+      set({ex, ey, ez}, {ex, ey, ez});
+      break;
   }
   return d;
 }
@@ -110,7 +135,7 @@ void loop_residual(const Model& model, const Data& data, const double* q, double
   for (const LoopJoint& joint : model.loop_joints()) {
     const LoopFrames f = loop_frames(data, joint);
     const LoopDirections dir = loop_directions(joint);
-    const Mat3 R = f.Rp.transpose() * f.Rs;            // successor frame relative to predecessor
+    const Mat3 R = f.Rp.transpose() * f.Rs;           // successor frame relative to predecessor
     const Vec3 d = f.Rp.transpose() * (f.ps - f.pp);  // successor origin, predecessor coordinates
     const Vec3 sw = swing(dir.a, R * dir.a, dir.b1);
     switch (joint.type) {
@@ -198,8 +223,8 @@ void loop_bias(const Model& model, Data& data) {
     const Motion v_rel = vs - vp;
     // d/dt w = C_X_0 (a_s - a_p) + the terms from the motion of frame C (orientation turning with
     // omega_p, origin moving with the successor point p_s): d/dt (Rp^T y) = Rp^T (y' - omega_p x y).
-    const Vec3 x = v_rel.linear + v_rel.angular.cross(f.ps);           // relative velocity at p_s
-    const Vec3 ps_dot = vs.linear + vs.angular.cross(f.ps);            // velocity of the point p_s
+    const Vec3 x = v_rel.linear + v_rel.angular.cross(f.ps);  // relative velocity at p_s
+    const Vec3 ps_dot = vs.linear + vs.angular.cross(f.ps);   // velocity of the point p_s
     Motion wdot = f.C.apply(as - ap);
     wdot.angular -= f.Rp.transpose() * vp.angular.cross(v_rel.angular);
     wdot.linear += f.Rp.transpose() * (v_rel.angular.cross(ps_dot) - vp.angular.cross(x));
@@ -236,12 +261,23 @@ MatX loop_joint_motion_subspace(const LoopJoint& joint) {
   const detail::LoopDirections d = detail::loop_directions(joint);
   MatX S = MatX::Zero(6, loop_joint_dof(joint.type));
   switch (joint.type) {
-    case LoopJointType::Revolute: S.block<3, 1>(0, 0) = d.a; break;
-    case LoopJointType::Prismatic: S.block<3, 1>(3, 0) = d.a; break;
-    case LoopJointType::Cylindrical: S.block<3, 1>(0, 0) = d.a, S.block<3, 1>(3, 1) = d.a; break;
-    case LoopJointType::Planar: S.block<3, 1>(0, 0) = d.a, S.block<3, 1>(3, 1) = d.b1, S.block<3, 1>(3, 2) = d.b2; break;
-    case LoopJointType::Spherical: S.topRows<3>().setIdentity(); break;
-    case LoopJointType::Fixed: break;
+    case LoopJointType::Revolute:
+      S.block<3, 1>(0, 0) = d.a;
+      break;
+    case LoopJointType::Prismatic:
+      S.block<3, 1>(3, 0) = d.a;
+      break;
+    case LoopJointType::Cylindrical:
+      S.block<3, 1>(0, 0) = d.a, S.block<3, 1>(3, 1) = d.a;
+      break;
+    case LoopJointType::Planar:
+      S.block<3, 1>(0, 0) = d.a, S.block<3, 1>(3, 1) = d.b1, S.block<3, 1>(3, 2) = d.b2;
+      break;
+    case LoopJointType::Spherical:
+      S.topRows<3>().setIdentity();
+      break;
+    case LoopJointType::Fixed:
+      break;
   }
   return S;
 }
@@ -269,7 +305,8 @@ const VecX& constraint_bias(const Model& model, Data& data, const Eigen::Ref<con
   return data.loops.c;
 }
 
-void constraint_terms(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v) {
+void constraint_terms(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
+                      const Eigen::Ref<const VecX>& v) {
   detail::check_loop_data(model, data, "constraint_terms");
   forward_kinematics(model, data, q, v);
   detail::loop_residual(model, data, q.data(), data.loops.phi.data());
@@ -369,8 +406,10 @@ VecX project_velocity(const Model& model, Data& data, const Eigen::Ref<const Vec
   if (const int k = detail::cholesky_in_place(reduced); k >= 0) {
     Eigen::Index dof = 0;
     K.col(k).cwiseAbs().maxCoeff(&dof);
-    throw SingularError("project_velocity: the mass matrix is singular on the mechanism's free motions (K^T M K), "
-                        "at joint '" + model.joint_name(model.joint_of_v(static_cast<int>(dof))) + "'");
+    throw SingularError(
+        "project_velocity: the mass matrix is singular on the mechanism's free motions (K^T M K), "
+        "at joint '" +
+        model.joint_name(model.joint_of_v(static_cast<int>(dof))) + "'");
   }
   detail::cholesky_solve_in_place(reduced, y);
   return K * y;

@@ -36,8 +36,10 @@ void for_each_loop_path_dof(const Model& model, int successor, int predecessor, 
     const int body = s > p ? s : p;
     const double sign = s > p ? 1.0 : -1.0;
     for (int k = model.idx_v(body); k < model.idx_v(body) + model.joint_nv(body); ++k) f(k, sign);
-    if (s > p) s = model.parent(s);
-    else p = model.parent(p);
+    if (s > p)
+      s = model.parent(s);
+    else
+      p = model.parent(p);
   }
 }
 

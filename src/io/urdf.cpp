@@ -43,9 +43,9 @@ namespace plucker {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kAxisNormTol = 1e-6;   // |norm - 1| above this: warn (always normalised)
-constexpr double kAxisZeroTol = 1e-9;   // |axis| below this on a movable joint: refuse
-constexpr double kInertiaRelTol = 1e-9; // inertia checks, relative to the tensor's magnitude
+constexpr double kAxisNormTol = 1e-6;    // |norm - 1| above this: warn (always normalised)
+constexpr double kAxisZeroTol = 1e-9;    // |axis| below this on a movable joint: refuse
+constexpr double kInertiaRelTol = 1e-9;  // inertia checks, relative to the tensor's magnitude
 // An inertia tensor below mass * this (kg m^2: a body one micrometre across) is a point mass.
 constexpr double kNegligibleInertia = 1e-12;
 constexpr const char* kLoopHint =
@@ -71,10 +71,14 @@ size_t utf8_length(std::string_view s, size_t i) {
   if (c < 0x80) return 1;
   size_t len = 0;
   unsigned cp = 0;
-  if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1Fu;
-  else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0Fu;
-  else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07u;
-  else return 0;
+  if (c >= 0xC2 && c <= 0xDF)
+    len = 2, cp = c & 0x1Fu;
+  else if (c >= 0xE0 && c <= 0xEF)
+    len = 3, cp = c & 0x0Fu;
+  else if (c >= 0xF0 && c <= 0xF4)
+    len = 4, cp = c & 0x07u;
+  else
+    return 0;
   if (i + len > s.size()) return 0;
   for (size_t k = 1; k < len; ++k) {
     const unsigned b = byte(i + k);
@@ -196,8 +200,8 @@ struct PreJoint {
   std::string parent, child;
   int parent_link = -1, child_link = -1;
   Origin origin;
-  std::optional<Vec3> axis;  // only read for movable joints; URDF's default is 1 0 0
-  bool has_limit = false;    // only read for revolute/continuous/prismatic
+  std::optional<Vec3> axis;            // only read for movable joints; URDF's default is 1 0 0
+  bool has_limit = false;              // only read for revolute/continuous/prismatic
   std::optional<double> lower, upper;  // URDF's default: 0
   double effort = 0.0, velocity = 0.0;
   bool has_mimic = false;
@@ -208,12 +212,18 @@ struct PreJoint {
 
 const char* type_name(JType t) {
   switch (t) {
-    case JType::Revolute: return "revolute";
-    case JType::Continuous: return "continuous";
-    case JType::Prismatic: return "prismatic";
-    case JType::Fixed: return "fixed";
-    case JType::Floating: return "floating";
-    case JType::Planar: return "planar";
+    case JType::Revolute:
+      return "revolute";
+    case JType::Continuous:
+      return "continuous";
+    case JType::Prismatic:
+      return "prismatic";
+    case JType::Fixed:
+      return "fixed";
+    case JType::Floating:
+      return "floating";
+    case JType::Planar:
+      return "planar";
   }
   return "?";
 }
@@ -242,11 +252,16 @@ struct BodyPlan {
 
   JointModel joint() const {
     switch (kind) {
-      case Kind::Revolute: return make_revolute(axis);
-      case Kind::Prismatic: return make_prismatic(axis);
-      case Kind::Planar: return make_planar(axis);
-      case Kind::FreeFlyer: return JointFreeFlyer{};
-      case Kind::Base: break;
+      case Kind::Revolute:
+        return make_revolute(axis);
+      case Kind::Prismatic:
+        return make_prismatic(axis);
+      case Kind::Planar:
+        return make_planar(axis);
+      case Kind::FreeFlyer:
+        return JointFreeFlyer{};
+      case Kind::Base:
+        break;
     }
     return JointFixed{};
   }
@@ -441,10 +456,14 @@ class Loader {
       i = static_cast<size_t>(static_cast<const char*>(lt) - s.data());
       const std::string_view rest = s.substr(i);
       std::string_view start_mark, end_mark;  // the end is searched for after the start
-      if (rest.starts_with("<?")) start_mark = "<?", end_mark = "?>";
-      else if (rest.starts_with("<!--")) start_mark = "<!--", end_mark = "-->";
-      else if (rest.starts_with("<![CDATA[")) start_mark = "<![CDATA[", end_mark = "]]>";
-      else if (rest.starts_with("<!")) start_mark = "<!", end_mark = ">";
+      if (rest.starts_with("<?"))
+        start_mark = "<?", end_mark = "?>";
+      else if (rest.starts_with("<!--"))
+        start_mark = "<!--", end_mark = "-->";
+      else if (rest.starts_with("<![CDATA["))
+        start_mark = "<![CDATA[", end_mark = "]]>";
+      else if (rest.starts_with("<!"))
+        start_mark = "<!", end_mark = ">";
       if (!end_mark.empty()) {
         count_node(i);
         const size_t k = s.find(end_mark, i + start_mark.size());
@@ -565,11 +584,13 @@ class Loader {
     if (!text) fail("<" + std::string(e->Name()) + "> has no '" + attr + "' attribute", where);
     double v = 0.0;
     switch (parse_number(text, v)) {
-      case NumStatus::Ok: return v;
+      case NumStatus::Ok:
+        return v;
       case NumStatus::NonFinite:
         fail("non-finite or out-of-range number " + squote(text) + " in <" + e->Name() + " " + attr + ">", where);
       case NumStatus::Invalid:
-      default: fail("invalid number " + squote(text) + " in <" + e->Name() + " " + attr + ">", where);
+      default:
+        fail("invalid number " + squote(text) + " in <" + e->Name() + " " + attr + ">", where);
     }
   }
   std::optional<double> read_optional(const tinyxml2::XMLElement* e, const char* attr, const std::string& where) const {
@@ -598,9 +619,12 @@ class Loader {
     Vec3 v;
     for (int k = 0; k < 3; ++k) {
       switch (parse_number(tokens[k], v[k])) {
-        case NumStatus::Ok: break;
-        case NumStatus::NonFinite: fail("non-finite or out-of-range number " + squote(tokens[k]) + " in " + ctx, where);
-        case NumStatus::Invalid: fail("invalid number " + squote(tokens[k]) + " in " + ctx, where);
+        case NumStatus::Ok:
+          break;
+        case NumStatus::NonFinite:
+          fail("non-finite or out-of-range number " + squote(tokens[k]) + " in " + ctx, where);
+        case NumStatus::Invalid:
+          fail("invalid number " + squote(tokens[k]) + " in " + ctx, where);
       }
     }
     return v;
@@ -739,8 +763,10 @@ class Loader {
     j.type = t;
     if (const char* a = e->Attribute("actuated")) {
       const std::string_view av(a);
-      if (av == "true" || av == "1") j.actuated = true;
-      else if (av != "false" && av != "0") fail("actuated must be true or false, got " + squote(a), where);
+      if (av == "true" || av == "1")
+        j.actuated = true;
+      else if (av != "false" && av != "0")
+        fail("actuated must be true or false, got " + squote(a), where);
     }
     const char* tags[2] = {"predecessor", "successor"};
     for (int k = 0; k < 2; ++k) {
@@ -765,8 +791,8 @@ class Loader {
     l.name = read_name(name, "link name", "link", l.line);
     const std::string where = link_ref(l.name);
     if (auto it = link_index_.find(l.name); it != link_index_.end())
-      fail("duplicate link name (lines " + std::to_string(links_[it->second].line) + " and " +
-               std::to_string(l.line) + ")",
+      fail("duplicate link name (lines " + std::to_string(links_[it->second].line) + " and " + std::to_string(l.line) +
+               ")",
            where);
     if (const tinyxml2::XMLElement* in = e->FirstChildElement("inertial")) {
       PreInertial& pi = l.inertial;
@@ -787,8 +813,9 @@ class Loader {
       for (int k = 0; k < 6; ++k) {
         pi.I[k] = read_number(inertia, names[k], where);
         if (!(std::abs(pi.I[k]) <= physical_range::kMaxInertia))
-          fail(std::string("inertia entry ") + names[k] + " = " + fmt(pi.I[k]) + " kg m^2, beyond the physical range of " +
-                   fmt(physical_range::kMaxInertia) + " kg m^2 (" + kRangeDoc + ")",
+          fail(std::string("inertia entry ") + names[k] + " = " + fmt(pi.I[k]) +
+                   " kg m^2, beyond the physical range of " + fmt(physical_range::kMaxInertia) + " kg m^2 (" +
+                   kRangeDoc + ")",
                where);
       }
     }
@@ -810,15 +837,22 @@ class Loader {
     const char* type = e->Attribute("type");
     if (!type) fail("<joint> has no type", where);
     const std::string_view ts(type);
-    if (ts == "revolute") j.type = JType::Revolute;
-    else if (ts == "continuous") j.type = JType::Continuous;
-    else if (ts == "prismatic") j.type = JType::Prismatic;
-    else if (ts == "fixed") j.type = JType::Fixed;
-    else if (ts == "floating") j.type = JType::Floating;
-    else if (ts == "planar") j.type = JType::Planar;
+    if (ts == "revolute")
+      j.type = JType::Revolute;
+    else if (ts == "continuous")
+      j.type = JType::Continuous;
+    else if (ts == "prismatic")
+      j.type = JType::Prismatic;
+    else if (ts == "fixed")
+      j.type = JType::Fixed;
+    else if (ts == "floating")
+      j.type = JType::Floating;
+    else if (ts == "planar")
+      j.type = JType::Planar;
     else
-      fail("unknown joint type " + squote(ts) + " (expected revolute, continuous, prismatic, fixed, floating or planar)",
-           where);
+      fail(
+          "unknown joint type " + squote(ts) + " (expected revolute, continuous, prismatic, fixed, floating or planar)",
+          where);
 
     auto link_of = [&](const char* tag) {
       const tinyxml2::XMLElement* x = e->FirstChildElement(tag);
@@ -900,8 +934,8 @@ class Loader {
       PreJoint& j = joints_[k];
       if (!j.has_mimic) continue;
       auto it = joint_index_.find(j.mimic_joint);
-      if (it == joint_index_.end()) fail("<mimic> names joint " + squote(j.mimic_joint) + ", which does not exist",
-                                         joint_ref(j.name));
+      if (it == joint_index_.end())
+        fail("<mimic> names joint " + squote(j.mimic_joint) + ", which does not exist", joint_ref(j.name));
       if (it->second == k) fail("<mimic> names the joint itself", joint_ref(j.name));
       j.mimic_leader = it->second;
     }
@@ -943,7 +977,6 @@ class Loader {
     root_ = link_index_[roots[0]];
   }
 
-
   // ---------------------------------------------------------------- step 3: plan
   /// The link's inertia in its own frame, after the policy checks. Links welded to a fixed
   /// base (`dynamic` false) are checked for hard errors only: their inertia is never used.
@@ -952,7 +985,7 @@ class Loader {
     const std::string where = link_ref(l.name);
     if (!l.inertial.present) return RigidBodyInertia();
     const PreInertial& in = l.inertial;
-    Mat3 Ic;  // about the COM, in the COM frame
+    Mat3 Ic;                          // about the COM, in the COM frame
     Ic << in.I[0], in.I[1], in.I[2],  //
         in.I[1], in.I[3], in.I[4],    //
         in.I[2], in.I[4], in.I[5];
@@ -1022,9 +1055,10 @@ class Loader {
       base.body_name = world_taken ? "universe" : "world";
       bodies_.push_back(base);
       if (joint_index_.count("root_joint"))
-        fail("the URDF already has a joint named 'root_joint', the name of the free-flyer root joint; load it with "
-             "RootJoint::Fixed",
-             joint_ref("root_joint"));
+        fail(
+            "the URDF already has a joint named 'root_joint', the name of the free-flyer root joint; load it with "
+            "RootJoint::Fixed",
+            joint_ref("root_joint"));
       BodyPlan b;
       b.parent = 0;
       b.kind = BodyPlan::Kind::FreeFlyer;
@@ -1048,8 +1082,8 @@ class Loader {
     // visited (preorder), so the bodies of every subtree are contiguous.
     struct Item {
       int joint;
-      int body;          // body carrying the parent link
-      int frame;         // the parent link's frame on that body (-1: the body's own link)
+      int body;   // body carrying the parent link
+      int frame;  // the parent link's frame on that body (-1: the body's own link)
     };
     std::vector<Item> stack;
     auto push_children = [&](int link, int body, int frame) {
@@ -1105,8 +1139,11 @@ class Loader {
           b.kind = BodyPlan::Kind::Planar;
           b.axis = unit_axis(j);
           break;
-        case JType::Floating: b.kind = BodyPlan::Kind::FreeFlyer; break;
-        case JType::Fixed: break;
+        case JType::Floating:
+          b.kind = BodyPlan::Kind::FreeFlyer;
+          break;
+        case JType::Fixed:
+          break;
       }
       const int index = static_cast<int>(bodies_.size());
       body_of_joint_[it.joint] = index;
@@ -1117,9 +1154,10 @@ class Loader {
 
     for (const BodyPlan& b : bodies_)
       if (!b.inertia.matrix().allFinite())
-        fail("inertia not representable in double precision (mass, inertia, COM offset or fixed-joint origins "
-             "too large)",
-             b.link >= 0 ? link_ref(links_[b.link].name) : "");
+        fail(
+            "inertia not representable in double precision (mass, inertia, COM offset or fixed-joint origins "
+            "too large)",
+            b.link >= 0 ? link_ref(links_[b.link].name) : "");
 
     // A movable joint that carries no inertia at all: its column of the joint-space inertia
     // matrix is zero. (bodies_ is in preorder: children come after their parent.)
@@ -1152,8 +1190,8 @@ class Loader {
         fail("<mimic> names joint " + squote(leader.name) + ", a " + type_name(leader.type) +
                  " joint (the leader must have one DoF)",
              joint_ref(j.name));
-      mimics_.push_back({body_of_joint_[k], body_of_joint_[j.mimic_leader], j.multiplier.value_or(1.0),
-                         j.offset.value_or(0.0)});
+      mimics_.push_back(
+          {body_of_joint_[k], body_of_joint_[j.mimic_leader], j.multiplier.value_or(1.0), j.offset.value_or(0.0)});
     }
     if (!mimics_.empty())
       emit(message(std::to_string(mimics_.size()) +
@@ -1177,9 +1215,9 @@ class Loader {
       if (joint_index_.count(pj.name)) fail("a <joint> has the same name", where);
       LoopJoint lj;
       lj.name = pj.name;
-      static const LoopJointType kTypes[] = {LoopJointType::Revolute, LoopJointType::Prismatic,
+      static const LoopJointType kTypes[] = {LoopJointType::Revolute,    LoopJointType::Prismatic,
                                              LoopJointType::Cylindrical, LoopJointType::Planar,
-                                             LoopJointType::Spherical, LoopJointType::Fixed};
+                                             LoopJointType::Spherical,   LoopJointType::Fixed};
       bool known = pj.type == "ball" || pj.type == "weld";
       for (LoopJointType t : kTypes) known = known || pj.type == to_string(t);
       if (!known)
@@ -1257,11 +1295,16 @@ namespace {
 
 const char* file_kind(std::filesystem::file_type t) {
   switch (t) {
-    case std::filesystem::file_type::character: return "a character device";
-    case std::filesystem::file_type::block: return "a block device";
-    case std::filesystem::file_type::fifo: return "a FIFO (named pipe)";
-    case std::filesystem::file_type::socket: return "a socket";
-    default: return "not a file of a known kind";
+    case std::filesystem::file_type::character:
+      return "a character device";
+    case std::filesystem::file_type::block:
+      return "a block device";
+    case std::filesystem::file_type::fifo:
+      return "a FIFO (named pipe)";
+    case std::filesystem::file_type::socket:
+      return "a socket";
+    default:
+      return "not a file of a known kind";
   }
 }
 
@@ -1296,8 +1339,8 @@ Model load_urdf(const std::string& path, const UrdfOptions& options) {
   }
   if (in.bad()) throw ModelError(path + ": error while reading the file");
   if (got > urdf_limits::kMaxBytes)
-    throw ModelError(path + ": file of more than " + std::to_string(urdf_limits::kMaxBytes) +
-                     " bytes, over the cap (" + kLimitsDoc + ")");
+    throw ModelError(path + ": file of more than " + std::to_string(urdf_limits::kMaxBytes) + " bytes, over the cap (" +
+                     kLimitsDoc + ")");
   text.resize(got);
   return Loader(std::move(text), options, path).run();
 }

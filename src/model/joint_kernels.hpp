@@ -21,8 +21,8 @@
 #include <type_traits>
 #include <variant>
 
-#include "spatial/inertia_ops.hpp"
 #include "plucker/model/model.hpp"
+#include "spatial/inertia_ops.hpp"
 
 namespace plucker::ops {
 

@@ -1,15 +1,15 @@
 // Out-of-line joint code: Lie-group operations of the quaternion/planar joints,
 // factories with validation.
+#include "plucker/model/joints.hpp"
+
+#include <Eigen/SVD>
 #include <cmath>
 #include <limits>
 #include <numbers>
 #include <sstream>
 
-#include <Eigen/SVD>
-
-#include "plucker/errors.hpp"
 #include "model/joint_kernels.hpp"
-#include "plucker/model/joints.hpp"
+#include "plucker/errors.hpp"
 
 namespace plucker {
 namespace detail {
@@ -51,8 +51,8 @@ Mat3 so3_left_jacobian(const Vec3& w) {
 Mat3 so3_left_jacobian_inverse(const Vec3& w) {
   const double t = w.norm();
   const Mat3 W = skew(w);
-  const double c = t < 1e-5 ? 1.0 / 12.0 + t * t / 720.0
-                            : 1.0 / (t * t) - (1.0 + std::cos(t)) / (2.0 * t * std::sin(t));
+  const double c =
+      t < 1e-5 ? 1.0 / 12.0 + t * t / 720.0 : 1.0 / (t * t) - (1.0 + std::cos(t)) / (2.0 * t * std::sin(t));
   return Mat3::Identity() - 0.5 * W + c * W * W;
 }
 
@@ -253,20 +253,28 @@ int coordinate_axis(const Vec3& a) {
 JointModel make_revolute(const Vec3& axis) {
   const Vec3 a = unit_axis(axis, "revolute joint");
   switch (coordinate_axis(a)) {
-    case 0: return JointRevoluteX{};
-    case 1: return JointRevoluteY{};
-    case 2: return JointRevoluteZ{};
-    default: return JointRevolute(a);
+    case 0:
+      return JointRevoluteX{};
+    case 1:
+      return JointRevoluteY{};
+    case 2:
+      return JointRevoluteZ{};
+    default:
+      return JointRevolute(a);
   }
 }
 
 JointModel make_prismatic(const Vec3& axis) {
   const Vec3 a = unit_axis(axis, "prismatic joint");
   switch (coordinate_axis(a)) {
-    case 0: return JointPrismaticX{};
-    case 1: return JointPrismaticY{};
-    case 2: return JointPrismaticZ{};
-    default: return JointPrismatic(a);
+    case 0:
+      return JointPrismaticX{};
+    case 1:
+      return JointPrismaticY{};
+    case 2:
+      return JointPrismaticZ{};
+    default:
+      return JointPrismatic(a);
   }
 }
 

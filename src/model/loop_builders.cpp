@@ -5,8 +5,8 @@
 #include <random>
 #include <string>
 
-#include "plucker/errors.hpp"
 #include "model/builder_parts.hpp"
+#include "plucker/errors.hpp"
 #include "plucker/model/builders.hpp"
 // ============================================================================================
 // Closed-loop mechanisms
@@ -61,9 +61,9 @@ Model build_four_bar(const FourBarParams& p) {
   const int crank = model.add_body(0, JointRevoluteZ{}, planar_pose(p.crank_angle, Vec3::Zero()),
                                    x_rod(p.density * p.crank, p.crank), "crank", "crank_joint");
   // Every q is an offset from the nominal (assembled) angle, which is in X_tree.
-  const int coupler = model.add_body(crank, JointRevoluteZ{},
-                                     planar_pose(coupler_angle - p.crank_angle, Vec3(p.crank, 0.0, 0.0)),
-                                     x_rod(p.density * p.coupler, p.coupler), "coupler", "coupler_joint");
+  const int coupler =
+      model.add_body(crank, JointRevoluteZ{}, planar_pose(coupler_angle - p.crank_angle, Vec3(p.crank, 0.0, 0.0)),
+                     x_rod(p.density * p.coupler, p.coupler), "coupler", "coupler_joint");
   const int rocker = model.add_body(0, JointRevoluteZ{}, planar_pose(rocker_angle, D),
                                     x_rod(p.density * p.rocker, p.rocker), "rocker", "rocker_joint");
   LoopJoint lj;
@@ -90,11 +90,11 @@ Model build_slider_crank(const SliderCrankParams& p) {
   model.set_gravity(Vec3(0.0, -9.81, 0.0));
   const int crank = model.add_body(0, JointRevoluteZ{}, planar_pose(p.crank_angle, Vec3::Zero()),
                                    x_rod(p.density * p.crank, p.crank), "crank", "crank_joint");
-  const int rod_body = model.add_body(crank, JointRevoluteZ{}, planar_pose(rod_angle - p.crank_angle, Vec3(p.crank, 0.0, 0.0)),
-                                      x_rod(p.density * p.rod, p.rod), "rod", "rod_joint");
+  const int rod_body =
+      model.add_body(crank, JointRevoluteZ{}, planar_pose(rod_angle - p.crank_angle, Vec3(p.crank, 0.0, 0.0)),
+                     x_rod(p.density * p.rod, p.rod), "rod", "rod_joint");
   const int slider = model.add_body(0, JointPrismaticX{}, Transform::translation(Vec3(x0, 0.0, 0.0)),
-                                    box(p.slider_mass, Vec3(0.08, 0.05, 0.05), Vec3::Zero()), "slider",
-                                    "slider_joint");
+                                    box(p.slider_mass, Vec3(0.08, 0.05, 0.05), Vec3::Zero()), "slider", "slider_joint");
   LoopJoint lj;
   lj.name = "wrist_pin";
   lj.predecessor = rod_body;
@@ -107,7 +107,8 @@ Model build_slider_crank(const SliderCrankParams& p) {
 
 Model build_delta(const DeltaParams& p) {
   for (double x : {p.base_radius, p.platform_radius, p.arm, p.forearm, p.arm_mass, p.rod_mass, p.platform_mass})
-    if (!(x > 0.0) || !std::isfinite(x)) throw InvalidArgument("build_delta: every dimension and mass must be positive");
+    if (!(x > 0.0) || !std::isfinite(x))
+      throw InvalidArgument("build_delta: every dimension and mass must be positive");
   // Symmetric nominal pose: elbow E = (base_radius + arm cos a) e_r - arm sin a z; platform
   // attachment P = platform_radius e_r + z0 z with |E - P| = forearm.
   const double h = p.base_radius + p.arm * std::cos(p.arm_angle) - p.platform_radius;
@@ -187,8 +188,10 @@ Model build_random_loops(int n, int loops, LoopJointType type, double branching_
   auto path_length = [&](int a, int b) {  // joints between a and b through their common ancestor
     int joints = 0;
     while (a != b) {
-      if (a > b) a = model.parent(a);
-      else b = model.parent(b);
+      if (a > b)
+        a = model.parent(a);
+      else
+        b = model.parent(b);
       ++joints;
     }
     return joints;
@@ -209,8 +212,9 @@ Model build_random_loops(int n, int loops, LoopJointType type, double branching_
     lj.predecessor = std::min(a, b);
     lj.successor = std::max(a, b);
     // A joint frame on the predecessor, then the same world pose seen from the successor.
-    const Transform frame_p = Transform::from_pose(rotation(Vec3(uniform(rng, -1, 1), uniform(rng, -1, 1), uniform(rng, -1, 1))),
-                                                   Vec3(uniform(rng, -0.1, 0.1), uniform(rng, -0.1, 0.1), uniform(rng, -0.1, 0.1)));
+    const Transform frame_p =
+        Transform::from_pose(rotation(Vec3(uniform(rng, -1, 1), uniform(rng, -1, 1), uniform(rng, -1, 1))),
+                             Vec3(uniform(rng, -0.1, 0.1), uniform(rng, -0.1, 0.1), uniform(rng, -0.1, 0.1)));
     const Transform frame_X_0 = frame_p * X_base[lj.predecessor];
     lj.X_predecessor = frame_p;
     lj.X_successor = frame_X_0 * X_base[lj.successor].inverse();

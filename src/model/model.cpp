@@ -1,4 +1,6 @@
 // Model construction, validation, lookup, configuration space, summary.
+#include "plucker/model/model.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -8,7 +10,6 @@
 
 #include "base/text.hpp"
 #include "plucker/errors.hpp"
-#include "plucker/model/model.hpp"
 #include "plucker/model/physical_range.hpp"
 
 namespace plucker {
@@ -65,8 +66,8 @@ void check_body_inertia(const RigidBodyInertia& I, const std::string& where) {
                      " m)");
   const double largest = I.inertia_com().cwiseAbs().maxCoeff();
   if (!(largest <= range::kMaxInertia))
-    throw ModelError(where + "rotational inertia " + format_number(largest) +
-                     " kg m^2 is beyond the physical range (" + format_number(range::kMaxInertia) + " kg m^2)");
+    throw ModelError(where + "rotational inertia " + format_number(largest) + " kg m^2 is beyond the physical range (" +
+                     format_number(range::kMaxInertia) + " kg m^2)");
 }
 
 /// A joint built by hand (not through the make_* factories): finite unit axes, an orthonormal
@@ -142,7 +143,8 @@ int Model::add_body(int parent, const JointModel& joint, const Transform& X_tree
   const int nq = plucker::joint_nq(joint), nv = plucker::joint_nv(joint);
   JointLimits lim = limits;
   auto fill = [&](VecX& x, int n, double value, const char* what) {
-    if (x.size() == 0) x = VecX::Constant(n, value);
+    if (x.size() == 0)
+      x = VecX::Constant(n, value);
     else if (x.size() != n)
       throw ModelError(where + what + " limit has size " + std::to_string(x.size()) + ", expected " +
                        std::to_string(n));
@@ -258,14 +260,15 @@ void Model::add_mimic(const MimicRelation& m) {
                      "' must both have one DoF");
   if (!(std::abs(m.multiplier) <= range::kMaxMimicMultiplier))
     throw ModelError("add_mimic: joint '" + name + "': multiplier " + format_number(m.multiplier) +
-                     " is beyond the physical range (|multiplier| <= " + format_number(range::kMaxMimicMultiplier) + ")");
+                     " is beyond the physical range (|multiplier| <= " + format_number(range::kMaxMimicMultiplier) +
+                     ")");
   if (!(std::abs(m.offset) <= range::kMaxLength))
     throw ModelError("add_mimic: joint '" + name + "': offset " + format_number(m.offset) +
                      " is beyond the physical range (|offset| <= " + format_number(range::kMaxLength) + ")");
   mimic_leader_.resize(parent_.size(), -1);
   if (mimic_leader_[m.follower] >= 0)
-    throw ModelError("add_mimic: joint '" + name + "' already mimics joint '" + joint_names_[mimic_leader_[m.follower]] +
-                     "'");
+    throw ModelError("add_mimic: joint '" + name + "' already mimics joint '" +
+                     joint_names_[mimic_leader_[m.follower]] + "'");
   // Every follower has one leader, so the relations form a forest of in-trees; a new one closes a
   // cycle exactly when its leader is already connected to its follower (union-find, O(N) in all).
   for (std::size_t k = mimic_set_.size(); k < parent_.size(); ++k) mimic_set_.push_back(static_cast<int>(k));
@@ -288,8 +291,7 @@ int Model::add_loop_joint(const LoopJoint& joint) {
   const std::string where = "add_loop_joint '" + joint.name + "': ";
   if (loop_joint_index_.count(joint.name))
     throw ModelError("add_loop_joint: duplicate loop joint name '" + joint.name + "'");
-  if (joint_index_.count(joint.name))
-    throw ModelError(where + "a tree joint already has this name");
+  if (joint_index_.count(joint.name)) throw ModelError(where + "a tree joint already has this name");
   for (int b : {joint.predecessor, joint.successor})
     if (b < 0 || b >= nbodies()) throw ModelError(where + "unknown body " + std::to_string(b));
   if (joint.predecessor == joint.successor)
@@ -421,8 +423,9 @@ VecX random_configuration(const Model& model, std::mt19937_64& rng) {
   for (int i = 1; i < model.nbodies(); ++i) {
     const JointLimits& lim = model.limits(i);
     const double fallback = sampling_fallback(model.joint(i));
-    std::visit([&](const auto& j) { j.random(rng, lim.lower.data(), lim.upper.data(), fallback, q.data() + model.idx_q(i)); },
-               model.joint(i));
+    std::visit(
+        [&](const auto& j) { j.random(rng, lim.lower.data(), lim.upper.data(), fallback, q.data() + model.idx_q(i)); },
+        model.joint(i));
   }
   return q;
 }
@@ -433,9 +436,11 @@ VecX integrate(const Model& model, const Eigen::Ref<const VecX>& q, const Eigen:
   if (!std::isfinite(dt)) throw InvalidArgument("integrate: non-finite dt");
   VecX out(model.nq());
   for (int i = 1; i < model.nbodies(); ++i)
-    std::visit([&](const auto& j) {
-      j.integrate(q.data() + model.idx_q(i), v.data() + model.idx_v(i), dt, out.data() + model.idx_q(i));
-    }, model.joint(i));
+    std::visit(
+        [&](const auto& j) {
+          j.integrate(q.data() + model.idx_q(i), v.data() + model.idx_v(i), dt, out.data() + model.idx_q(i));
+        },
+        model.joint(i));
   return out;
 }
 
@@ -444,16 +449,18 @@ VecX difference(const Model& model, const Eigen::Ref<const VecX>& q0, const Eige
   model.check_configuration(q1, "difference: q1");
   VecX v(model.nv());
   for (int i = 1; i < model.nbodies(); ++i)
-    std::visit([&](const auto& j) {
-      j.difference(q0.data() + model.idx_q(i), q1.data() + model.idx_q(i), v.data() + model.idx_v(i));
-    }, model.joint(i));
+    std::visit(
+        [&](const auto& j) {
+          j.difference(q0.data() + model.idx_q(i), q1.data() + model.idx_q(i), v.data() + model.idx_v(i));
+        },
+        model.joint(i));
   return v;
 }
 
 void normalize(const Model& model, Eigen::Ref<VecX> q) {
   if (q.size() != model.nq())
-    throw InvalidArgument("normalize: q has size " + std::to_string(q.size()) + ", expected nq = " +
-                          std::to_string(model.nq()));
+    throw InvalidArgument("normalize: q has size " + std::to_string(q.size()) +
+                          ", expected nq = " + std::to_string(model.nq()));
   for (int i = 1; i < model.nbodies(); ++i)
     std::visit([&](const auto& j) { j.normalize(q.data() + model.idx_q(i)); }, model.joint(i));
 }
@@ -466,10 +473,12 @@ std::string summary(const Model& model) {
     << "'), " << movable << " movable joints, nq = " << model.nq() << ", nv = " << model.nv()
     << ", total mass = " << std::setprecision(6) << model.total_mass() << " kg";
   if (!model.frames().empty()) s << ", " << model.frames().size() << " frames";
-  if (!model.mimics().empty()) s << ", " << model.mimics().size() << " mimic relations (not enforced by tree algorithms)";
+  if (!model.mimics().empty())
+    s << ", " << model.mimics().size() << " mimic relations (not enforced by tree algorithms)";
   s << "\n";
-  s << "  " << std::left << std::setw(4) << "#" << std::setw(28) << "body" << std::setw(28) << "joint"
-    << std::setw(14) << "kind" << std::setw(8) << "parent" << std::setw(10) << "mass" << "q/v index\n";
+  s << "  " << std::left << std::setw(4) << "#" << std::setw(28) << "body" << std::setw(28) << "joint" << std::setw(14)
+    << "kind" << std::setw(8) << "parent" << std::setw(10) << "mass"
+    << "q/v index\n";
   for (int i = 1; i < model.nbodies(); ++i) {
     s << "  " << std::left << std::setw(4) << i << std::setw(28) << model.body_name(i) << std::setw(28)
       << model.joint_name(i) << std::setw(14) << joint_kind(model.joint(i)) << std::setw(8) << model.parent(i)

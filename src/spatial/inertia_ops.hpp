@@ -298,7 +298,8 @@ PLUCKER_HOT inline void add_congruence(const Xf& X, const I6& I, T6& target) req
   using B3 = M3<std::decay_t<decltype(entry(I, 0, 0))>>;
   B3 Ab, Bb, Cb;
   for (int r = 0; r < 3; ++r)
-    for (int c = 0; c < 3; ++c) Ab(r, c) = entry(I, r, c), Bb(r, c) = entry(I, r, 3 + c), Cb(r, c) = entry(I, 3 + r, 3 + c);
+    for (int c = 0; c < 3; ++c)
+      Ab(r, c) = entry(I, r, c), Bb(r, c) = entry(I, r, 3 + c), Cb(r, c) = entry(I, 3 + r, 3 + c);
   const auto E = as_m3(X.E);
   const auto A1 = left_mul_t(E, right_mul(Ab, E)), B1 = left_mul_t(E, right_mul(Bb, E)),
              C1 = left_mul_t(E, right_mul(Cb, E));
@@ -310,7 +311,7 @@ PLUCKER_HOT inline void add_congruence(const Xf& X, const I6& I, T6& target) req
   }
   for (int c = 0; c < 3; ++c) {
     const auto rxBt = cross(r, make3<S>(B1(c, 0), B1(c, 1), B1(c, 2)));  // column c of rx B1^T
-    const int i = (c + 1) % 3, j = (c + 2) % 3;                         // r x e_c = r_j e_i - r_i e_j
+    const int i = (c + 1) % 3, j = (c + 2) % 3;                          // r x e_c = r_j e_i - r_i e_j
     for (int k = 0; k < 3; ++k) {
       entry(target, k, c) += A1(k, c) + rxBt[k] - (B2(k, i) * r[j] - B2(k, j) * r[i]);
       entry(target, k, 3 + c) += B2(k, c);
@@ -321,4 +322,3 @@ PLUCKER_HOT inline void add_congruence(const Xf& X, const I6& I, T6& target) req
 }
 
 }  // namespace plucker::ops
-

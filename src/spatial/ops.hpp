@@ -181,8 +181,8 @@ inline const XformT<Pack>& to_xform(const XformT<Pack>& X) { return X; }
 template <class Rot, class R>
 inline XformT<Pack> to_xform(const RotTranslation<Rot, R>& X) {
   XformT<Pack> out;
-  const V3<Pack> e[3] = {{{simd::splat(1.0), Pack{}, Pack{}}}, {{Pack{}, simd::splat(1.0), Pack{}}},
-                         {{Pack{}, Pack{}, simd::splat(1.0)}}};
+  const V3<Pack> e[3] = {
+      {{simd::splat(1.0), Pack{}, Pack{}}}, {{Pack{}, simd::splat(1.0), Pack{}}}, {{Pack{}, Pack{}, simd::splat(1.0)}}};
   for (int c = 0; c < 3; ++c) {  // column c of E
     const V3<Pack> col = mul(X.E, e[c]);
     for (int r = 0; r < 3; ++r) out.E(r, c) = col[r];

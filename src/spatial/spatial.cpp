@@ -1,14 +1,14 @@
 // Out-of-line parts of the spatial algebra: constructors with checks, 6x6 conversions,
 // printing, and the operations on the public types, which are those of src/spatial/ops.hpp
 // (the algorithms use ops.hpp directly, inline).
+#include "plucker/spatial.hpp"
+
+#include <Eigen/Eigenvalues>
 #include <cmath>
 #include <ostream>
 #include <sstream>
 
-#include <Eigen/Eigenvalues>
-
 #include "plucker/errors.hpp"
-#include "plucker/spatial.hpp"
 #include "spatial/inertia_ops.hpp"
 
 namespace plucker {
@@ -18,8 +18,8 @@ const Eigen::IOFormat kRow(Eigen::FullPrecision, Eigen::DontAlignCols, ", ", ", 
 }
 
 std::ostream& operator<<(std::ostream& os, const Motion& m) {
-  return os << "Motion(angular=" << m.angular.transpose().format(kRow) << ", linear=" << m.linear.transpose().format(kRow)
-            << ")";
+  return os << "Motion(angular=" << m.angular.transpose().format(kRow)
+            << ", linear=" << m.linear.transpose().format(kRow) << ")";
 }
 std::ostream& operator<<(std::ostream& os, const Force& f) {
   return os << "Force(moment=" << f.angular.transpose().format(kRow) << ", force=" << f.linear.transpose().format(kRow)
@@ -54,7 +54,8 @@ Transform Transform::rot_z(double a) {
 }
 Transform Transform::axis_angle(const Vec3& axis, double angle) {
   const double n = axis.norm();
-  if (!axis.allFinite() || !std::isfinite(angle)) throw InvalidArgument("Transform::axis_angle: non-finite axis or angle");
+  if (!axis.allFinite() || !std::isfinite(angle))
+    throw InvalidArgument("Transform::axis_angle: non-finite axis or angle");
   if (n < 1e-12) throw InvalidArgument("Transform::axis_angle: zero-length axis");
   const Mat3 R = Eigen::AngleAxisd(angle, axis / n).toRotationMatrix();
   return Transform(R.transpose(), Vec3::Zero());
@@ -103,11 +104,15 @@ std::string InertiaCheck::describe() const {
   // With a NaN/inf input the other checks were not evaluated (check_inertia sets their
   // flags to false), so listing them would blame e.g. a NaN mass as "negative mass".
   if (!finite) return "non-finite value (mass, COM or inertia tensor)";
-  if (!mass_non_negative) add("negative mass");
-  else if (!mass_positive) add("zero mass");
+  if (!mass_non_negative)
+    add("negative mass");
+  else if (!mass_positive)
+    add("zero mass");
   if (!symmetric) add("inertia tensor not symmetric");
-  if (!positive_semidefinite) add("inertia tensor not positive semi-definite");
-  else if (!positive_definite) add("inertia tensor singular (point mass or rank-deficient)");
+  if (!positive_semidefinite)
+    add("inertia tensor not positive semi-definite");
+  else if (!positive_definite)
+    add("inertia tensor singular (point mass or rank-deficient)");
   if (!triangle_inequality) add("principal moments violate the triangle inequality");
   return s.str();
 }

@@ -234,7 +234,8 @@ using reg3 = typename Reg<S>::V3;
 template <class S, class A>
 PLUCKER_HOT inline reg3<S> make3(const A& a, const A& b, const A& c) {
 #if defined(__AVX2__)
-  if constexpr (std::is_same_v<reg3<S>, R4>) return R4{a, b, c, c};
+  if constexpr (std::is_same_v<reg3<S>, R4>)
+    return R4{a, b, c, c};
   else
 #endif
     return reg3<S>{{a, b, c}};
@@ -246,7 +247,8 @@ template <class S>
 PLUCKER_HOT inline typename Reg<S>::Const load(const Vec3& x) {
   using C = typename Reg<S>::Const;
 #if defined(__AVX2__)
-  if constexpr (std::is_same_v<C, R4>) return R4{x[0], x[1], x[2], x[2]};
+  if constexpr (std::is_same_v<C, R4>)
+    return R4{x[0], x[1], x[2], x[2]};
   else
 #endif
     return C{{x[0], x[1], x[2]}};
@@ -314,7 +316,8 @@ PLUCKER_HOT inline auto mul(const Transposed<M3<Pack>>& E, const V3<B>& x) {
 template <class S, int A, class T>
 PLUCKER_HOT inline auto rot(const PlaneRot<A, T>& E) {
 #if defined(__AVX2__)
-  if constexpr (std::is_same_v<S, double>) return lanes_of(E);
+  if constexpr (std::is_same_v<S, double>)
+    return lanes_of(E);
   else
 #endif
     return E;

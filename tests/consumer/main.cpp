@@ -1,6 +1,5 @@
-#include <plucker/version.hpp>
-
 #include <cstdio>
+#include <plucker/version.hpp>
 
 int main() {
   std::printf("plucker %s\n", plucker::version());

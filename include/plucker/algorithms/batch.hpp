@@ -46,7 +46,7 @@ namespace plucker {
 namespace detail {
 struct LaneScratch;
 class ThreadPool;
-}
+}  // namespace detail
 
 /// W, the number of states the batched functions evaluate at once (8, 4 or 2, by the
 /// instruction set the library was compiled for). Batches of a multiple of W states per
@@ -80,7 +80,7 @@ class BatchWorkspace {
   std::vector<Data> data_;
   std::vector<std::unique_ptr<detail::LaneScratch>> lanes_;  ///< per thread (lane_kernels.hpp)
   std::unique_ptr<detail::ThreadPool> pool_;                 ///< threads() - 1 parked workers
-  std::vector<std::exception_ptr> errors_;  ///< per thread, the first error it met
+  std::vector<std::exception_ptr> errors_;                   ///< per thread, the first error it met
   JsimPattern jsim_pattern_;
 };
 

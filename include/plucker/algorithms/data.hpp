@@ -75,14 +75,14 @@ struct Data {
   VecX sin_q, cos_q;            ///< sin and cos of every coordinate of q, evaluated once per call
 
   // ---- results (sized on first use) ----
-  VecX tau;                                ///< rnea / nonlinear_effects / gravity_torques
-  VecX qdd;                                ///< aba / forward dynamics
-  MatX M;                                  ///< crba (nv x nv); the factorisations work in place on it
-  MatX Minv;                               ///< minv (nv x nv)
-  std::vector<Transform> X_base;           ///< i_X_0: world -> body (forward_kinematics, Jacobians, world f_ext)
-  Matrix6X J;                              ///< body_jacobian (6 x nv)
-  Matrix3X J_com;                          ///< center_of_mass_jacobian (3 x nv)
-  Vec3 com = Vec3::Zero();                 ///< center_of_mass / center_of_mass_jacobian
+  VecX tau;                       ///< rnea / nonlinear_effects / gravity_torques
+  VecX qdd;                       ///< aba / forward dynamics
+  MatX M;                         ///< crba (nv x nv); the factorisations work in place on it
+  MatX Minv;                      ///< minv (nv x nv)
+  std::vector<Transform> X_base;  ///< i_X_0: world -> body (forward_kinematics, Jacobians, world f_ext)
+  Matrix6X J;                     ///< body_jacobian (6 x nv)
+  Matrix3X J_com;                 ///< center_of_mass_jacobian (3 x nv)
+  Vec3 com = Vec3::Zero();        ///< center_of_mass / center_of_mass_jacobian
   struct CgReport {
     int iterations = 0;              ///< iterations done
     double relative_residual = 0.0;  ///< |b - M x| / |b| at exit

@@ -46,7 +46,7 @@ const VecX& constraint_bias(const Model& model, Data& data, const Eigen::Ref<con
 void constraint_terms(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v);
 
 struct AssembleOptions {
-  double tolerance = 1e-12;    ///< stop when max |phi_i| <= tolerance
+  double tolerance = 1e-12;  ///< stop when max |phi_i| <= tolerance
   int max_iterations = 50;
   double rank_tolerance = 1e-10;  ///< relative pivot threshold of the rank-revealing step
   /// Joints (tree joint indices = body indices) whose coordinates are held at their value in

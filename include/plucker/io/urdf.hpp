@@ -77,10 +77,10 @@ enum class RootJoint {
 /// (37 MB, 1,000,000 elements, 1,900,000 attributes) passes.
 namespace urdf_limits {
 inline constexpr std::size_t kMaxBytes = std::size_t{64} << 20;  ///< document size, bytes (64 MiB)
-inline constexpr long kMaxNodes = 2'000'000;        ///< elements, comments, CDATA sections, declarations
-inline constexpr long kMaxAttributes = 4'000'000;   ///< attributes in the whole document
+inline constexpr long kMaxNodes = 2'000'000;                     ///< elements, comments, CDATA sections, declarations
+inline constexpr long kMaxAttributes = 4'000'000;                ///< attributes in the whole document
 inline constexpr long kMaxAttributesPerElement = 64;
-inline constexpr int kMaxDepth = 64;                ///< nesting depth of elements
+inline constexpr int kMaxDepth = 64;  ///< nesting depth of elements
 /// <loop_joint> elements (each adds up to 6 constraint rows; Model::add_loop_joint's
 /// duplicate-name check is linear, so many of them cost quadratic time)
 inline constexpr long kMaxLoopJoints = 1'000;

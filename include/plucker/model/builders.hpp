@@ -82,8 +82,8 @@ Model build_all_joints_tree(std::uint64_t seed = 0);
 /// InvalidArgument when the linkage cannot close at crank_angle.
 struct FourBarParams {
   double ground = 1.0, crank = 0.3, coupler = 0.9, rocker = 0.7;
-  double density = 2.0;       ///< kg per metre of link
-  double crank_angle = 1.0;   ///< rad
+  double density = 2.0;      ///< kg per metre of link
+  double crank_angle = 1.0;  ///< rad
   int branch = 1;
 };
 Model build_four_bar(const FourBarParams& params = {});

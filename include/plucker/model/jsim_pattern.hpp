@@ -36,5 +36,4 @@ void pack_jsim(const JsimPattern& pattern, const Eigen::Ref<const MatX>& M, Eige
 /// M = the symmetric matrix whose nonzeros are `packed` (zeros elsewhere). M must be nv x nv.
 void unpack_jsim(const JsimPattern& pattern, const Eigen::Ref<const VecX>& packed, Eigen::Ref<MatX> M);
 
-
 }  // namespace plucker

@@ -32,8 +32,8 @@ struct MimicRelation {
 /// A named frame rigidly attached to a body (e.g. a URDF link merged by a fixed joint).
 struct Frame {
   std::string name;
-  int body = 0;                ///< the body it is attached to
-  Transform X_body;            ///< frame_X_body: body coordinates -> frame coordinates
+  int body = 0;      ///< the body it is attached to
+  Transform X_body;  ///< frame_X_body: body coordinates -> frame coordinates
 };
 
 /// Limits of one joint (size nq for positions, nv for velocity and effort); +-inf when unknown.
@@ -74,7 +74,7 @@ class Model {
   // contiguous index range, as the URDF loader numbers them) the end of each subtree.
   int parent(int i) const { return parent_[i]; }
   const std::vector<int>& parents() const { return parent_; }
-  const std::vector<int>& children(int i) const { return children_[i]; }   ///< mu(i)
+  const std::vector<int>& children(int i) const { return children_[i]; }  ///< mu(i)
   /// nu(i): the bodies of the subtree of i, ascending (i first). O(size) for a depth-first
   /// model, O(N) otherwise.
   std::vector<int> subtree(int i) const;
@@ -86,9 +86,7 @@ class Model {
   /// algorithms then work on whole column blocks.
   bool has_contiguous_subtrees() const { return contiguous_subtrees_; }
   /// One past the last body of the subtree of i (depth-first models; N + 1 otherwise).
-  int subtree_end(int i) const {
-    return !contiguous_subtrees_ || on_open_path_[i] ? nbodies() : subtree_end_[i];
-  }
+  int subtree_end(int i) const { return !contiguous_subtrees_ || on_open_path_[i] ? nbodies() : subtree_end_[i]; }
   /// One past the last velocity index of the subtree of i: with contiguous subtrees the
   /// subtree's velocities are [idx_v(i), subtree_v_end(i)); otherwise nv (an upper bound).
   int subtree_v_end(int i) const {

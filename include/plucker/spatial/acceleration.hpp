@@ -12,9 +12,7 @@
 namespace plucker {
 
 /// Velocity of the body-fixed point at position p (same coordinates as v).
-inline Vec3 point_velocity(const Motion& v, const Vec3& p = Vec3::Zero()) {
-  return v.linear + v.angular.cross(p);
-}
+inline Vec3 point_velocity(const Motion& v, const Vec3& p = Vec3::Zero()) { return v.linear + v.angular.cross(p); }
 
 /// Classical (conventional) linear acceleration of the body-fixed point at p, given the
 /// body's spatial velocity v and spatial acceleration a (all in the same coordinates).

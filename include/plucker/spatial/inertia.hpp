@@ -18,20 +18,18 @@ namespace plucker {
 /// What is wrong with a (mass, inertia-about-COM) pair, if anything. Used by the
 /// checked constructor (which refuses all issues) and by loaders (which apply a policy).
 struct InertiaCheck {
-  bool finite = true;               ///< mass, COM and tensor are finite (if not, the other
-                                    ///< checks are not evaluated and all read false)
-  bool mass_non_negative = true;    ///< m >= 0
-  bool mass_positive = true;        ///< m > 0
-  bool symmetric = true;            ///< |I - I^T| <= tol |I|
-  bool positive_semidefinite = true;///< eigenvalues >= -tol |I|
-  bool positive_definite = true;    ///< eigenvalues > tol |I|
-  bool triangle_inequality = true;  ///< each principal moment <= sum of the other two (+ tol)
+  bool finite = true;                 ///< mass, COM and tensor are finite (if not, the other
+                                      ///< checks are not evaluated and all read false)
+  bool mass_non_negative = true;      ///< m >= 0
+  bool mass_positive = true;          ///< m > 0
+  bool symmetric = true;              ///< |I - I^T| <= tol |I|
+  bool positive_semidefinite = true;  ///< eigenvalues >= -tol |I|
+  bool positive_definite = true;      ///< eigenvalues > tol |I|
+  bool triangle_inequality = true;    ///< each principal moment <= sum of the other two (+ tol)
   Vec3 principal_moments = Vec3::Zero();
 
   /// A physically valid rigid body (m > 0, I symmetric positive-definite, triangle inequality).
-  bool valid() const {
-    return finite && mass_positive && symmetric && positive_definite && triangle_inequality;
-  }
+  bool valid() const { return finite && mass_positive && symmetric && positive_definite && triangle_inequality; }
   /// Human-readable list of the problems ("" when valid).
   std::string describe() const;
 };
@@ -64,7 +62,7 @@ class RigidBodyInertia {
   const Vec3& first_moment() const { return h_; }  ///< h = m c
   Vec3 com() const { return m_ > 0.0 ? Vec3(h_ / m_) : Vec3::Zero(); }
   const Mat3& inertia_origin() const { return Ibar_; }  ///< about the frame origin
-  Mat3 inertia_com() const;                              ///< about the COM (m > 0)
+  Mat3 inertia_com() const;                             ///< about the COM (m > 0)
   Mat6 matrix() const;
 
   /// I v: momentum of a body moving with v.
@@ -139,7 +137,9 @@ class ArticulatedBodyInertia {
   /// target += X^T I X, without a temporary (the ABA's inner step).
   void add_transformed_inverse_to(const Transform& X, ArticulatedBodyInertia& target) const;
   /// X* I X^-1: given in A, expressed in B.
-  ArticulatedBodyInertia transformed(const Transform& X) const { return ArticulatedBodyInertia(X.matrix_force() * M_ * X.inverse().matrix_motion()); }
+  ArticulatedBodyInertia transformed(const Transform& X) const {
+    return ArticulatedBodyInertia(X.matrix_force() * M_ * X.inverse().matrix_motion());
+  }
 
  private:
   Mat6 M_;
