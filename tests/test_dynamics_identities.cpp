@@ -747,7 +747,8 @@ TEST(CrbaPlaneRotation, MatchesGeneralRevoluteJoints) {
       // One joint in each leg gets a rotated X_tree, so both paths meet in one chain.
       const Transform X = k == 2 ? Transform::from_rpy_xyz(random_vector(3, rng, 0.5), random_vector(3, rng, 0.3))
                                  : Transform::translation(random_vector(3, rng, 0.3));
-      const std::string name = "l" + std::to_string(leg) + "_" + std::to_string(k);
+      std::string name = "l";  // appended piecewise: GCC 12 flags "l" + to_string (-Wrestrict, a false positive)
+      name += std::to_string(leg) + "_" + std::to_string(k);
       parent = add(parent, make_revolute(axis), JointRevolute(axis), X, inertia(), name);
       translated += fast.X_tree_is_translation(parent) ? 1 : 0;
     }

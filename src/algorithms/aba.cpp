@@ -65,8 +65,11 @@ double joint_space_diagonal(const Model& model, const std::vector<Transform>& X_
     ops::add_congruence(X_up[nu[m]], I_C[m], I_C[slot[model.parent(nu[m])]]);
   double M_kk = 0.0;
   ops::visit_joint(model, i, [&](const auto& joint, const auto&) {
-    const Force f = ops::times_column<double>(I_C[0], ops::column(joint, k));
-    M_kk = ops::project_column<double>(ops::column(joint, k), f);
+    using J = std::decay_t<decltype(joint)>;
+    if constexpr (J::NV != 0) {  // a fixed joint has no column k (and no pivot to test)
+      const Force f = ops::times_column<double>(I_C[0], ops::column(joint, k));
+      M_kk = ops::project_column<double>(ops::column(joint, k), f);
+    }
   });
   return M_kk;
 }

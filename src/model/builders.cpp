@@ -1,6 +1,7 @@
 // Procedural model builders (see include/plucker/model/builders.hpp).
 #include "plucker/model/builders.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numbers>
@@ -225,8 +226,11 @@ Model build_all_joints_tree(std::uint64_t seed) {
   };
   auto lims = [](std::initializer_list<double> lo, std::initializer_list<double> hi) {
     JointLimits l;
-    l.lower = Eigen::Map<const VecX>(lo.begin(), static_cast<Eigen::Index>(lo.size()));
-    l.upper = Eigen::Map<const VecX>(hi.begin(), static_cast<Eigen::Index>(hi.size()));
+    // Element by element: GCC 12 warns (-Warray-bounds) on a packet load from a 1-element list.
+    l.lower.resize(static_cast<Eigen::Index>(lo.size()));
+    l.upper.resize(static_cast<Eigen::Index>(hi.size()));
+    std::copy(lo.begin(), lo.end(), l.lower.data());
+    std::copy(hi.begin(), hi.end(), l.upper.data());
     return l;
   };
   const Vec3 general_axis = Vec3(0.3, -0.5, 0.8).normalized();
