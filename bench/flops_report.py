@@ -388,8 +388,8 @@ def analysis(data, short_name, w):
         w("- **the operations**: " + (", ".join(f"`{n}`" for n in same) + " take exactly their hand counts"
           if same else "no operation takes exactly its hand count")
           + ("; " + ", ".join(f"`{n}` {ops[n]} against {kernel(n)[1]}" for n in bad) if bad else "")
-          + " (table above). The differences per body below are therefore in how the recursions combine "
-          "the operations, not in the operations.")
+          + " (table above). Eq. 9's rigid congruence comes in under its hand count; Eq. 12's articulated "
+          "one over it (see the ABA below).")
     r_ref = reference_slope("rnea")
     rnea_ops = None
     if all(n in ops for n in ("apply_motion", "body_force", "apply_inverse_force")):
@@ -426,8 +426,8 @@ def analysis(data, short_name, w):
     ca, ca_ref = kernel("congruence_articulated")
     ta = ops.get("times_articulated")
     w(f"- **ABA**: {frac(slope('aba'))} core flops per body against {a_ref} derived "
-      f"(ratio {float(slope('aba')) / a_ref:.2f}). Three places of src/algorithms/aba.hpp use the general "
-      "form where the hand count uses structure:")
+      f"(ratio {float(slope('aba')) / a_ref:.2f}). Three operations (src/spatial/inertia_ops.hpp and "
+      "src/algorithms/aba.hpp) use the general form where the hand count uses structure:")
     if ca is not None:
         w(f"  - Eq. 12's I^A_p += X^T I^a X (`add_congruence` on an articulated inertia): {ca} flops "
           f"against {ca_ref}: the three 3x3 blocks are rotated in full (E^T B E for all of them, where the "
