@@ -50,12 +50,13 @@ inline bool all_finite(Pack x) {
   for (int l = 0; l < W; ++l) ok &= zero[l] == 0.0;
   return ok;
 }
+/// A Pack at any address of doubles: GCC's idiom for an unaligned vector access (one vmovupd),
+/// where a memcpy of the Pack was compiled, inside the column loops, into 16-byte halves moved
+/// through the stack and general registers (callgrind, AVX2 CRBA).
+typedef double UnalignedPack __attribute__((vector_size(8 * W), aligned(8), may_alias));  // NOLINT
+
 /// W consecutive doubles (no alignment needed) and back.
-inline Pack load(const double* p) {
-  Pack x;
-  std::memcpy(&x, p, sizeof x);
-  return x;
-}
-inline void store(const Pack& x, double* p) { std::memcpy(p, &x, sizeof x); }
+PLUCKER_HOT inline Pack load(const double* p) { return *reinterpret_cast<const UnalignedPack*>(p); }
+PLUCKER_HOT inline void store(const Pack& x, double* p) { *reinterpret_cast<UnalignedPack*>(p) = x; }
 
 }  // namespace plucker::simd
