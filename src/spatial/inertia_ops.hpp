@@ -120,24 +120,6 @@ PLUCKER_HOT inline Sym3<BB> sandwich_sym(IdentityRot, const M3<BB>& B) {
   return {B(0, 0), B(1, 1), B(2, 2), B(0, 1), B(0, 2), B(1, 2)};
 }
 
-/// The state scalar of an inertia container.
-template <>
-struct scalar_of<RigidBodyInertia> {
-  using type = double;
-};
-template <class S>
-struct scalar_of<InertiaT<S>> {
-  using type = S;
-};
-template <>
-struct scalar_of<ArticulatedBodyInertia> {
-  using type = double;
-};
-template <class S>
-struct scalar_of<Sym6T<S>> {
-  using type = S;
-};
-
 /// target += the rigid-body inertia with parameters (m, h, Ibar), Ibar by its six entries (added
 /// entry by entry: a 3x3 temporary written as scalars and added as packets stalls store
 /// forwarding).

@@ -80,24 +80,17 @@ using motion_t = typename Types<S>::Motion;
 template <class S>
 using force_t = typename Types<S>::Force;
 
-/// The state scalar of a container.
+/// The state scalar of a container: double for the public types, the lane containers' S.
 template <class T>
 struct scalar_of;
-template <>
-struct scalar_of<Motion> {
+template <class T>
+requires(std::is_same_v<T, Motion> || std::is_same_v<T, Force> || std::is_same_v<T, RigidBodyInertia> ||
+         std::is_same_v<T, ArticulatedBodyInertia>) struct scalar_of<T> {
   using type = double;
 };
-template <>
-struct scalar_of<Force> {
-  using type = double;
-};
-template <class S>
-struct scalar_of<MotionT<S>> {
-  using type = S;
-};
-template <class S>
-struct scalar_of<ForceT<S>> {
-  using type = S;
+template <template <class> class Lanes, class S>
+struct scalar_of<Lanes<S>> {
+  using type = S;  // MotionT, ForceT, InertiaT, Sym6T
 };
 template <class T>
 using scalar_t = typename scalar_of<std::decay_t<T>>::type;
