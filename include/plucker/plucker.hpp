@@ -10,7 +10,7 @@
 #include "plucker/algorithms/rnea.hpp"
 #include "plucker/constraints/constrained_dynamics.hpp"
 #include "plucker/constraints/loop_constraints.hpp"
-#include "plucker/constraints/loop_joint.hpp"
 #include "plucker/errors.hpp"
+#include "plucker/model/loop_joint.hpp"
 #include "plucker/model/model.hpp"
 #include "plucker/spatial.hpp"

@@ -15,52 +15,6 @@
 
 namespace plucker {
 
-int loop_joint_dof(LoopJointType type) {
-  switch (type) {
-    case LoopJointType::Revolute:
-      return 1;
-    case LoopJointType::Prismatic:
-      return 1;
-    case LoopJointType::Cylindrical:
-      return 2;
-    case LoopJointType::Planar:
-      return 3;
-    case LoopJointType::Spherical:
-      return 3;
-    case LoopJointType::Fixed:
-      return 0;
-  }
-  return 0;
-}
-
-std::string_view to_string(LoopJointType type) {
-  switch (type) {
-    case LoopJointType::Revolute:
-      return "revolute";
-    case LoopJointType::Prismatic:
-      return "prismatic";
-    case LoopJointType::Cylindrical:
-      return "cylindrical";
-    case LoopJointType::Planar:
-      return "planar";
-    case LoopJointType::Spherical:
-      return "spherical";
-    case LoopJointType::Fixed:
-      return "fixed";
-  }
-  return "?";
-}
-
-LoopJointType parse_loop_joint_type(std::string_view name) {
-  for (LoopJointType t : {LoopJointType::Revolute, LoopJointType::Prismatic, LoopJointType::Cylindrical,
-                          LoopJointType::Planar, LoopJointType::Spherical, LoopJointType::Fixed})
-    if (name == to_string(t)) return t;
-  if (name == "ball") return LoopJointType::Spherical;
-  if (name == "weld") return LoopJointType::Fixed;
-  throw InvalidArgument("unknown loop joint type '" + std::string(name) +
-                        "' (valid: revolute, prismatic, cylindrical, planar, spherical (ball), fixed (weld))");
-}
-
 namespace detail {
 
 LoopDirections loop_directions(const LoopJoint& joint) {

@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "plucker/constraints/loop_joint.hpp"
 #include "plucker/model/joints.hpp"
+#include "plucker/model/loop_joint.hpp"
 
 namespace plucker {
 
