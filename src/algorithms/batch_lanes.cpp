@@ -233,7 +233,7 @@ void crba_lanes(const Model& model, const JsimPattern& pattern, LaneScratch& s, 
     ahead.next = reinterpret_cast<const char*>(M.col((b0 + W) * nv).data());
     ahead.end = reinterpret_cast<const char*>(M.col((next_end - 1) * nv).data() + nv * nv);
     const auto lines = static_cast<std::size_t>(ahead.end - ahead.next) / 64 + 1;
-    const auto steps = static_cast<std::size_t>(2 * (model.nbodies() - 1));
+    const auto steps = 2 * static_cast<std::size_t>(model.nbodies() - 1);
     ahead.lines_per_step = (lines + steps - 1) / steps;
   }
   crba_lanes_entries(model, pattern, s, Q, b0, sink, ahead);

@@ -52,7 +52,7 @@ LoopsWorkspace::LoopsWorkspace(const Model& model) : n(model.nv()), nc(model.num
   MK = MatX::Zero(n, n);
   KtMK = MatX::Zero(n, n);
   La = MatX::Zero(na, n);
-  pivots.assign(static_cast<std::size_t>(n + nc), 0);
+  pivots.assign(static_cast<std::size_t>(n) + static_cast<std::size_t>(nc), 0);
   // Size the decompositions by computing them once (Eigen leaves their status enum
   // uninitialised until the first compute, and copying a workspace copies them).
   if (n > 0 && nc > 0) {  // (nothing to solve otherwise; Eigen asserts on empty inputs)
@@ -76,7 +76,8 @@ int cholesky_in_place(Eigen::Ref<MatX> A) {
   return -1;
 }
 
-void cholesky_solve_in_place(const Eigen::Ref<const MatX>& L, Eigen::Ref<VecX> b) {
+void cholesky_solve_in_place(const Eigen::Ref<const MatX>& L,
+                             Eigen::Ref<VecX> b) {  // NOLINT(performance-unnecessary-value-param): a view
   L.triangularView<Eigen::Lower>().solveInPlace(b);
   L.triangularView<Eigen::Lower>().transpose().solveInPlace(b);
 }

@@ -990,7 +990,7 @@ class Loader {
         in.I[1], in.I[3], in.I[4],    //
         in.I[2], in.I[4], in.I[5];
     const Transform X = in.origin.transform();  // COM frame in the link frame
-    const Vec3 com = X.translation();
+    const Vec3& com = X.translation();
     const double m = in.mass;
     // Tolerances are relative to the tensor's magnitude, plus an absolute slack of
     // m * kNegligibleInertia: rounding noise of that size (icub writes point masses as
@@ -1014,9 +1014,9 @@ class Loader {
       const InertiaCheck c = check_inertia(m, com, Ic / scale, std::max(kInertiaRelTol, negligible / scale));
       const std::string moments = " (principal moments " + fmt(Vec3(c.principal_moments * scale)) + ")";
       if (!c.positive_semidefinite) fail("inertia tensor is not positive semi-definite" + moments, where);
-      if (m == 0.0) issues.push_back("massless link with a nonzero inertia tensor");
-      if (m > 0.0 && !c.positive_definite) issues.push_back("rank-deficient inertia tensor");
-      if (!c.triangle_inequality) issues.push_back("inertia tensor violates the triangle inequality");
+      if (m == 0.0) issues.emplace_back("massless link with a nonzero inertia tensor");
+      if (m > 0.0 && !c.positive_definite) issues.emplace_back("rank-deficient inertia tensor");
+      if (!c.triangle_inequality) issues.emplace_back("inertia tensor violates the triangle inequality");
       if (!issues.empty()) issues.back() += moments;
     }
     if (dynamic && !issues.empty()) {

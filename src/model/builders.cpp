@@ -53,10 +53,11 @@ Model build_chain(int n, const std::vector<Vec3>& axes, std::uint64_t seed) {
 }
 
 // ------------------------------------------------------------------------------ autoTree-like
-Model build_random_tree(int n, double bf, double skew, double taper, std::uint64_t seed) {
+Model build_random_tree(int n, double branching_factor, double skew, double taper, std::uint64_t seed) {
   if (n < 0) throw InvalidArgument("build_random_tree: n = " + std::to_string(n) + " must be >= 0");
-  if (!std::isfinite(bf) || bf < 1.0)
-    throw InvalidArgument("build_random_tree: branching factor " + std::to_string(bf) + " must be finite and >= 1");
+  if (!std::isfinite(branching_factor) || branching_factor < 1.0)
+    throw InvalidArgument("build_random_tree: branching factor " + std::to_string(branching_factor) +
+                          " must be finite and >= 1");
   if (!std::isfinite(taper) || taper <= 0.0)
     throw InvalidArgument("build_random_tree: taper " + std::to_string(taper) + " must be finite and > 0");
   if (!std::isfinite(skew)) throw InvalidArgument("build_random_tree: non-finite skew");
@@ -64,9 +65,9 @@ Model build_random_tree(int n, double bf, double skew, double taper, std::uint64
   Model model("base");
   model.set_name("random_tree");
   std::vector<double> len(n + 1, 0.0);
-  const double cbf = std::ceil(bf);
+  const double cbf = std::ceil(branching_factor);
   for (int i = 1; i <= n; ++i) {
-    const int parent = static_cast<int>(std::floor((i - 2 + cbf) / bf));
+    const int parent = static_cast<int>(std::floor((i - 2 + cbf) / branching_factor));
     const double scale = std::pow(taper, i - 1);
     len[i] = scale * perturb(rng, 0.03);
     const double mass = scale * perturb(rng, 0.03);

@@ -11,13 +11,11 @@ namespace plucker {
 int loop_joint_dof(LoopJointType type) {
   switch (type) {
     case LoopJointType::Revolute:
-      return 1;
     case LoopJointType::Prismatic:
       return 1;
     case LoopJointType::Cylindrical:
       return 2;
     case LoopJointType::Planar:
-      return 3;
     case LoopJointType::Spherical:
       return 3;
     case LoopJointType::Fixed:

@@ -104,7 +104,7 @@ bool has_unit_quaternion(const JointModel& j, int& offset) {
 }
 }  // namespace
 
-Model::Model(std::string base_name) {
+Model::Model(const std::string& base_name) {
   check_name(base_name, "Model", "base body name");
   parent_.push_back(-1);
   depth_.push_back(0);
@@ -122,7 +122,7 @@ Model::Model(std::string base_name) {
   nv_j_.push_back(0);
   limits_.emplace_back();
   body_names_.push_back(base_name);
-  joint_names_.push_back("");
+  joint_names_.emplace_back();
   body_index_[base_name] = 0;
 }
 

@@ -117,9 +117,9 @@ std::string InertiaCheck::describe() const {
   return s.str();
 }
 
-InertiaCheck check_inertia(double mass, const Vec3& com, const Mat3& Ic, double tol) {
+InertiaCheck check_inertia(double mass, const Vec3& com, const Mat3& inertia_com, double tol) {
   InertiaCheck c;
-  c.finite = std::isfinite(mass) && com.allFinite() && Ic.allFinite();
+  c.finite = std::isfinite(mass) && com.allFinite() && inertia_com.allFinite();
   if (!c.finite) {
     c.mass_non_negative = c.mass_positive = c.symmetric = c.positive_semidefinite = c.positive_definite =
         c.triangle_inequality = false;
@@ -127,9 +127,9 @@ InertiaCheck check_inertia(double mass, const Vec3& com, const Mat3& Ic, double 
   }
   c.mass_non_negative = mass >= 0.0;
   c.mass_positive = mass > 0.0;
-  const double scale = Ic.cwiseAbs().maxCoeff();
-  c.symmetric = (Ic - Ic.transpose()).cwiseAbs().maxCoeff() <= tol * scale;
-  const Mat3 sym = 0.5 * (Ic + Ic.transpose());
+  const double scale = inertia_com.cwiseAbs().maxCoeff();
+  c.symmetric = (inertia_com - inertia_com.transpose()).cwiseAbs().maxCoeff() <= tol * scale;
+  const Mat3 sym = 0.5 * (inertia_com + inertia_com.transpose());
   Eigen::SelfAdjointEigenSolver<Mat3> eig(sym, Eigen::EigenvaluesOnly);
   c.principal_moments = eig.eigenvalues();  // ascending
   const Vec3& p = c.principal_moments;
@@ -139,15 +139,15 @@ InertiaCheck check_inertia(double mass, const Vec3& com, const Mat3& Ic, double 
   return c;
 }
 
-RigidBodyInertia RigidBodyInertia::from_mass_com_inertia(double mass, const Vec3& com, const Mat3& Ic) {
-  const InertiaCheck c = check_inertia(mass, com, Ic);
+RigidBodyInertia RigidBodyInertia::from_mass_com_inertia(double mass, const Vec3& com, const Mat3& inertia_com) {
+  const InertiaCheck c = check_inertia(mass, com, inertia_com);
   if (!c.valid()) throw InvalidArgument("RigidBodyInertia: invalid rigid body: " + c.describe());
-  return unchecked(mass, com, Ic);
+  return unchecked(mass, com, inertia_com);
 }
-RigidBodyInertia RigidBodyInertia::unchecked(double mass, const Vec3& com, const Mat3& Ic) {
-  // Parallel-axis theorem: Ibar = Ic + m cx cx^T = Ic - m cx cx.
+RigidBodyInertia RigidBodyInertia::unchecked(double mass, const Vec3& com, const Mat3& inertia_com) {
+  // Parallel-axis theorem: Ibar = inertia_com + m cx cx^T = inertia_com - m cx cx.
   const Mat3 cx = skew(com);
-  return from_parameters(mass, mass * com, Ic - mass * cx * cx);
+  return from_parameters(mass, mass * com, inertia_com - mass * cx * cx);
 }
 RigidBodyInertia RigidBodyInertia::from_matrix(const Mat6& M, double tol) {
   const double m = M(3, 3);

@@ -44,7 +44,7 @@ struct JointLimits {
 class Model {
  public:
   /// An empty model: only the fixed base (body 0), named `base_name`.
-  explicit Model(std::string base_name = "world");
+  explicit Model(const std::string& base_name = "world");
 
   /// Appends body i = nbodies() with joint i from `parent` (an existing body). X_tree is the
   /// joint frame relative to the parent frame (parent -> joint frame). Returns i.
