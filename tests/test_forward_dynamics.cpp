@@ -19,6 +19,7 @@
 #include <Eigen/Cholesky>
 #include <algorithm>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -489,6 +490,34 @@ TEST(ForwardDynamicsMethods, ChecksArguments) {
   EXPECT_THROW(solve_ltdl(model, data, x), InvalidArgument);
   const Model other = build_chain(3);
   EXPECT_THROW(minv(other, data, neutral(other)), InvalidArgument);
+}
+
+// A bad q or v given to forward_dynamics is reported under that name, whatever the method
+// computes first (the CRBA-based methods start with nonlinear_effects, the ABA with aba).
+TEST(ForwardDynamicsMethods, ArgumentErrorsNameTheFunctionCalled) {
+  const Model model = build_chain(4);
+  Data data(model);
+  const VecX q = neutral(model), v = VecX::Zero(model.nv()), tau = VecX::Zero(model.nv());
+  VecX bad_q = q, bad_v = v;
+  bad_q[1] = std::numeric_limits<double>::quiet_NaN();
+  bad_v[2] = std::numeric_limits<double>::infinity();
+  auto message = [&](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const InvalidArgument& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  for (Method m : forward_dynamics_methods()) {
+    SCOPED_TRACE(std::string(to_string(m)));
+    const std::string mq = message([&] { forward_dynamics(model, data, bad_q, v, tau, m); });
+    EXPECT_EQ(mq.rfind("forward_dynamics: q is not finite at joint 'joint2'", 0), 0u) << mq;
+    const std::string mv = message([&] { forward_dynamics(model, data, q, bad_v, tau, m); });
+    EXPECT_EQ(mv.rfind("forward_dynamics: v is not finite at joint 'joint3'", 0), 0u) << mv;
+  }
+  const std::string crba = message([&] { forward_dynamics_crba(model, data, bad_q, v, tau); });
+  EXPECT_EQ(crba.rfind("forward_dynamics_crba: q is not finite at joint 'joint2'", 0), 0u) << crba;
 }
 
 // romeo: 24 massless finger links. Every method throws SingularError naming one of the joints
