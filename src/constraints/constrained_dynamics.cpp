@@ -64,6 +64,10 @@ LoopsWorkspace::LoopsWorkspace(const Model& model) : n(model.nv()), nc(model.num
 
 namespace detail {
 
+namespace {
+
+/// A = L L^T in place on A's lower triangle (A symmetric), without allocating. Returns -1, or
+/// the first column whose pivot is not pivot_accepted against A's original diagonal entry.
 int cholesky_in_place(Eigen::Ref<MatX> A) {
   const int m = static_cast<int>(A.rows());
   for (int k = 0; k < m; ++k) {
@@ -76,10 +80,20 @@ int cholesky_in_place(Eigen::Ref<MatX> A) {
   return -1;
 }
 
-void cholesky_solve_in_place(const Eigen::Ref<const MatX>& L,
-                             Eigen::Ref<VecX> b) {  // NOLINT(performance-unnecessary-value-param): a view
-  L.triangularView<Eigen::Lower>().solveInPlace(b);
-  L.triangularView<Eigen::Lower>().transpose().solveInPlace(b);
+}  // namespace
+
+void solve_on_free_motions(const Model& model, const Eigen::Ref<const MatX>& K, Eigen::Ref<MatX> KtMK,
+                           Eigen::Ref<VecX> y,  // NOLINT(performance-unnecessary-value-param): a view
+                           const char* what) {
+  if (const int k = cholesky_in_place(KtMK); k >= 0) {
+    Eigen::Index dof = 0;  // the DoF that free motion k moves most
+    K.col(k).cwiseAbs().maxCoeff(&dof);
+    throw SingularError(std::string(what) +
+                        ": the mass matrix is singular on the mechanism's free motions (K^T M K), at joint '" +
+                        model.joint_name(model.joint_of_v(static_cast<int>(dof))) + "'");
+  }
+  KtMK.triangularView<Eigen::Lower>().solveInPlace(y);
+  KtMK.triangularView<Eigen::Lower>().transpose().solveInPlace(y);
 }
 
 int lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<VecX> b, VecX& scale) {
@@ -312,18 +326,9 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
       ws.tau_c.noalias() -= M * ws.tmp_n;
       ws.y.head(f).noalias() = K.transpose() * ws.tau_c;
       if (f > 0) {
-        // Singular unless every pivot is pivot_accepted (DEVELOPERS.md, "Singularity"); named by
-        // the joint that free motion k moves most.
-        const int k = detail::cholesky_in_place(ws.KtMK.topLeftCorner(f, f));
-        if (k >= 0) {
-          Eigen::Index dof = 0;
-          K.col(k).cwiseAbs().maxCoeff(&dof);
-          throw SingularError(
-              "constrained_forward_dynamics (null_space): the mass matrix is singular on the "
-              "mechanism's free motions (K^T M K), at joint '" +
-              model.joint_name(model.joint_of_v(static_cast<int>(dof))) + "'");
-        }
-        detail::cholesky_solve_in_place(ws.KtMK.topLeftCorner(f, f), ws.y.head(f));
+        // Singular unless every pivot is pivot_accepted (DEVELOPERS.md, "Singularity").
+        detail::solve_on_free_motions(model, K, ws.KtMK.topLeftCorner(f, f), ws.y.head(f),
+                                      "constrained_forward_dynamics (null_space)");
       }
       qdd = ws.tmp_n;
       qdd.noalias() += K * ws.y.head(f);

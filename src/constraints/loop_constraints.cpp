@@ -356,16 +356,7 @@ VecX project_velocity(const Model& model, Data& data, const Eigen::Ref<const Vec
   const VecX Mv = M * v;
   MatX reduced = K.transpose() * M * K;
   VecX y = K.transpose() * Mv;
-  // The null-space method's criterion and message (constrained_forward_dynamics).
-  if (const int k = detail::cholesky_in_place(reduced); k >= 0) {
-    Eigen::Index dof = 0;
-    K.col(k).cwiseAbs().maxCoeff(&dof);
-    throw SingularError(
-        "project_velocity: the mass matrix is singular on the mechanism's free motions (K^T M K), "
-        "at joint '" +
-        model.joint_name(model.joint_of_v(static_cast<int>(dof))) + "'");
-  }
-  detail::cholesky_solve_in_place(reduced, y);
+  detail::solve_on_free_motions(model, K, reduced, y, "project_velocity");  // as the null-space method
   return K * y;
 }
 

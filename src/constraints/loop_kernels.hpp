@@ -100,11 +100,12 @@ int reveal_rank(LoopsWorkspace& ws, const MatX& L, double tolerance, bool form_Q
 /// allocating (scale: a scratch of A's size). Returns -1, or the first column whose pivot is
 /// not pivot_accepted against the column's largest entry (then A and b are partly overwritten).
 int lu_solve_in_place(Eigen::Ref<MatX> A, std::vector<int>& pivots, Eigen::Ref<VecX> b, VecX& scale);
-/// A = L L^T in place on A's lower triangle (A symmetric), without allocating. Returns -1, or
-/// the first column whose pivot is not pivot_accepted against A's original diagonal entry.
-int cholesky_in_place(Eigen::Ref<MatX> A);
-/// b := (L L^T)^-1 b with L the lower triangle left by cholesky_in_place.
-void cholesky_solve_in_place(const Eigen::Ref<const MatX>& L, Eigen::Ref<VecX> b);
+/// y := (K^T M K)^-1 y for a basis K of the free motions (null(L)), by a Cholesky factorisation
+/// of KtMK = K^T M K in place, without allocating. A pivot that is not pivot_accepted against
+/// its diagonal entry raises SingularError "<what>: the mass matrix is singular on the
+/// mechanism's free motions (K^T M K), at joint '<joint>'", the joint that motion moves most.
+void solve_on_free_motions(const Model& model, const Eigen::Ref<const MatX>& K, Eigen::Ref<MatX> KtMK,
+                           Eigen::Ref<VecX> y, const char* what);
 /// The minimum-norm lambda with L^T lambda = tau_c (tau_c in the range of L^T), from the
 /// decomposition left by reveal_rank: mu = R_r^T (R_r R_r^T)^-1 Q_1^T tau_c, lambda = P mu.
 void min_norm_multipliers(LoopsWorkspace& ws, int r, const VecX& tau_c, VecX& lambda);
