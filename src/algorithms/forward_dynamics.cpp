@@ -139,7 +139,7 @@ const VecX& forward_dynamics(const Model& model, Data& data, const Eigen::Ref<co
   }
 
   // Every other method solves M qdd = tau - C (Eq. 22).
-  bias_forces(model, data, q, v, f_ext, frame, ws.zero);  // checks q, v; leaves the poses in data.X_up
+  bias_forces(model, data, q, v, f_ext, frame, ws.zero);  // leaves the poses in data.X_up
   ws.rhs = tau - data.tau;
   switch (method) {
     case Method::CrbaLtdl:
