@@ -167,15 +167,14 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
     const int p = model.parent(i), iv = model.idx_v(i);
     visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
       decltype(auto) X = compose_up(joint, jq(i), X_tree, st.X_up[i]);  // X_J(q_i) X_tree(i)
-      motion_t<S> v = p == 0 ? motion_t<S>{} : apply(X, st.v[p]);
-      add_motion(joint, v, qd + iv);                  // Eq. 3
-      st.c[i] = velocity_product(joint, v, qd + iv);  // c_i = v_i x h_i qd_i
-      st.v[i] = v;
+      MotionT<S> v = p == 0 ? MotionT<S>{} : apply(X, st.v[p]);
+      add_motion(joint, v, qd + iv);                             // Eq. 3
+      store_into(st.c[i], velocity_product(joint, v, qd + iv));  // c_i = v_i x h_i qd_i
+      store_into(st.v[i], v);
+      store_into(st.p_articulated[i], crf(v, times(model.inertia(i), v)));  // p^A_i = v_i x* I_i v_i
     });
-    const RigidBodyInertia& I = model.inertia(i);
-    st.I_articulated[i] = articulated_of<S>(I);             // I^A_i = I_i
-    st.p_articulated[i] = crf(st.v[i], times(I, st.v[i]));  // p^A_i = v_i x* I_i v_i
-    external_force(i, p, st.p_articulated[i]);              // - f^x_i
+    st.I_articulated[i] = articulated_of<S>(model.inertia(i));  // I^A_i = I_i
+    external_force(i, p, st.p_articulated[i]);                  // - f^x_i
   }
 
   // Pass 2.
@@ -213,7 +212,7 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
         pa += times6(IA, st.c[i]);
       }
       if (p > 0) {
-        const auto X = x_up(joint, jq(i), X_tree, st.X_up[i]);
+        const auto& X = x_up(joint, jq(i), X_tree, st.X_up[i]);
         add_congruence(X, IA, st.I_articulated[p]);     // I^A_p += pX_i* I^a iX_p
         add_apply_inverse(X, pa, st.p_articulated[p]);  // p^A_p += pX_i* p^a
       }
@@ -226,8 +225,8 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i), iv = model.idx_v(i);
     visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
-      const auto X = x_up(joint, jq(i), X_tree, st.X_up[i]);
-      motion_t<S> a = (p == 0 ? apply(X, a0) : apply(X, st.a[p])) + st.c[i];  // a' = iX_p a_p + c_i
+      const auto& X = x_up(joint, jq(i), X_tree, st.X_up[i]);
+      MotionT<S> a = (p == 0 ? apply(X, a0) : apply(X, st.a[p])) + st.c[i];  // a' = iX_p a_p + c_i
       const int d = joint_dofs(joint);
       const force_t<S>* U = st.U + iv;
       const S* Dinv = st.D_inv + 6 * iv;
@@ -239,7 +238,7 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
         qdd[iv + r] = x;
       }
       add_motion(joint, a, qdd + iv);  // a_i = a' + h_i qdd_i
-      st.a[i] = a;
+      store_into(st.a[i], a);
     });
   }
   return true;

@@ -27,7 +27,7 @@ using RowMajor6X = Eigen::Matrix<double, 6, Eigen::Dynamic, Eigen::RowMajor>;
 struct CrbaWorkspace : detail::WorkspaceOf<CrbaWorkspace> {
   static constexpr detail::Slot slot = detail::Slot::Crba;
   explicit CrbaWorkspace(const Model& model)
-      : I_composite(static_cast<std::size_t>(model.nbodies())), F(RowMajor6X::Zero(6, model.nv())) {}
+      : I_composite(static_cast<std::size_t>(model.nbodies())), F(RowMajor6X::Zero(6, model.nv() + kColumnPadding)) {}
   std::vector<RigidBodyInertia> I_composite;  ///< I^C_i, body coordinates (Eq. 9)
   /// Column j: f^C_j in the frame of the body being processed (rows contiguous: columns as lanes).
   RowMajor6X F;
@@ -110,7 +110,7 @@ void detail::crba_unchecked(const Model& model, Data& data, const double* q, Tri
         }
       }
       if (p > 0) {
-        const auto X = x_up(joint, joint_q(model, data, q, i), X_tree, data.X_up[i]);
+        const auto& X = x_up(joint, joint_q(model, data, q, i), X_tree, data.X_up[i]);
         add_congruence(X, ws.I_composite[i], ws.I_composite[p]);                 // Eq. 9
         if (end > iv) apply_inverse_forces(X, Columns::of(ws.F, iv), end - iv);  // f^C_j(lambda(i))
       }

@@ -23,7 +23,7 @@ using RowMajor6X = Eigen::Matrix<double, 6, Eigen::Dynamic, Eigen::RowMajor>;
 struct MinvWorkspace : detail::WorkspaceOf<MinvWorkspace> {
   static constexpr detail::Slot slot = detail::Slot::Minv;
   explicit MinvWorkspace(const Model& model) : F(static_cast<std::size_t>(model.nbodies())) {
-    for (int i = 1; i < model.nbodies(); ++i) F[i] = RowMajor6X::Zero(6, model.nv() - model.idx_v(i));
+    for (int i = 1; i < model.nbodies(); ++i) F[i] = RowMajor6X::Zero(6, model.nv() - model.idx_v(i) + kColumnPadding);
   }
   /// Per body k, its 6 x (nv - idx_v(k)) block: z(k) on the way in, alpha(k) on the way out;
   /// column c is velocity index idx_v(k) + c.

@@ -35,19 +35,20 @@ void rnea_passes(const Model& model, const RneaState<S>& st, const S* q, const S
     const JointQ<S> jq{q + iq, st.sin + iq, st.cos + iq};
     visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
       decltype(auto) X = compose_up(joint, jq, X_tree, st.X_up[i]);  // X_J(q_i) X_tree(i)
-      // Children of the base: X v_0 = 0 and X a_0 = (0, E a_0).
-      motion_t<S> v = p == 0 || !WithVelocity ? motion_t<S>{} : apply(X, st.v[p]);
-      motion_t<S> a = p == 0 ? apply(X, a0) : apply(X, st.a[p]);
+      // Children of the base: X v_0 = 0 and X a_0 = (0, E a_0). v, a, f stay in registers
+      // (MotionT) from their parent's load to their store.
+      MotionT<S> v = p == 0 || !WithVelocity ? MotionT<S>{} : apply(X, st.v[p]);
+      MotionT<S> a = p == 0 ? apply(X, a0) : apply(X, st.a[p]);
       if constexpr (WithVelocity) {
         add_motion(joint, v, qd + iv);             // Eq. 3
         a += velocity_product(joint, v, qd + iv);  // Eq. 4, v x h qd
       }
       if constexpr (WithAcceleration) add_motion(joint, a, qdd + iv);  // Eq. 4, h qdd
-      st.v[i] = v;
-      st.a[i] = a;
+      store_into(st.v[i], v);
+      store_into(st.a[i], a);
+      store_into(st.f[i], body_force<WithVelocity>(model.inertia(i), a, v));  // Eq. 5
     });
-    st.f[i] = body_force<WithVelocity>(model.inertia(i), st.a[i], st.v[i]);  // Eq. 5
-    external_force(i, p, st.f[i]);                                           // Eq. 7
+    external_force(i, p, st.f[i]);  // Eq. 7
   }
 
   for (int i = n - 1; i > 0; --i) {

@@ -135,7 +135,7 @@ void world_motion_subspaces(const Model& model, Data& data) {
       for (int k = 0; k < ops::joint_dofs(joint); ++k) {
         Motion s;
         ops::add_column<double>(s, ops::column(joint, k), 1.0);
-        S_world.col(model.idx_v(j) + k) = ops::apply_inverse(data.X_base[j], s).vector();
+        S_world.col(model.idx_v(j) + k) = Motion(ops::apply_inverse(data.X_base[j], s)).vector();
       }
     });
 }

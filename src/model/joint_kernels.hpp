@@ -72,20 +72,25 @@ PLUCKER_HOT inline auto project_column(const SixColumn& s, const F& f) {
 /// m += s x.
 template <class S, class M, class X>
 PLUCKER_HOT inline void add_column(M& m, const UnitColumn& s, const X& x) {
-  comp(m, s.row) += x;
+  if constexpr (std::is_same_v<M, MotionT<S>>) {  // registers: a multiply-add with e_row
+    auto& half = s.row < 3 ? m.angular : m.linear;
+    half += unit_times<S>(s.row % 3, x);
+  } else {
+    comp(m, s.row) += x;
+  }
 }
 template <class S, class M, class X>
 PLUCKER_HOT inline void add_column(M& m, const AngularColumn& s, const X& x) {
-  m.angular = store(load<S>(m.angular) + load<S>(s.a) * x);
+  store_into(m.angular, load<S>(m.angular) + load<S>(s.a) * x);
 }
 template <class S, class M, class X>
 PLUCKER_HOT inline void add_column(M& m, const LinearColumn& s, const X& x) {
-  m.linear = store(load<S>(m.linear) + load<S>(s.a) * x);
+  store_into(m.linear, load<S>(m.linear) + load<S>(s.a) * x);
 }
 template <class S, class M, class X>
 PLUCKER_HOT inline void add_column(M& m, const SixColumn& s, const X& x) {
-  m.angular = store(load<S>(m.angular) + load<S>(s.angular) * x);
-  m.linear = store(load<S>(m.linear) + load<S>(s.linear) * x);
+  store_into(m.angular, load<S>(m.angular) + load<S>(s.angular) * x);
+  store_into(m.linear, load<S>(m.linear) + load<S>(s.linear) * x);
 }
 
 /// I s for an articulated or rigid-body inertia.
@@ -98,7 +103,7 @@ PLUCKER_HOT inline force_t<S> times_column(const I6& I, const UnitColumn& s) {
 }
 template <class S, class I6, class C>
 PLUCKER_HOT inline force_t<S> times_column(const I6& I, const C& s) {
-  motion_t<S> m{};
+  MotionT<S> m{};
   add_column<S>(m, s, S{} + 1.0);
   if constexpr (is_rigid_inertia<I6>)
     return times(I, m);
@@ -158,25 +163,22 @@ PLUCKER_HOT inline void add_motion(const J& joint, M& m, const S* x) {
 }
 
 /// v x (S qd), the velocity-product acceleration of Eq. 4 (crm(v) v_J). For S = e_k the cross
-/// product with a unit vector: a x (s e_A) = (.., a_j s, -a_i s) at i = A+1, j = A+2.
+/// product with a unit vector (cross_unit).
 template <class S, class J, class M>
-PLUCKER_HOT inline M velocity_product(const J& joint, const M& v, const S* qd) {
+PLUCKER_HOT inline MotionT<S> velocity_product(const J& joint, const M& v, const S* qd) {
   constexpr int k = unit_axis_row<J>;
   if constexpr (k >= 0) {
-    constexpr int A = k % 3, i = (A + 1) % 3, j = (A + 2) % 3;
-    M out{};
+    constexpr int A = k % 3;
+    MotionT<S> out{};
     if constexpr (k < 3) {
-      out.angular[i] = v.angular[j] * qd[0];
-      out.angular[j] = -v.angular[i] * qd[0];
-      out.linear[i] = v.linear[j] * qd[0];
-      out.linear[j] = -v.linear[i] * qd[0];
+      out.angular = cross_unit<A>(load<S>(v.angular), qd[0]);
+      out.linear = cross_unit<A>(load<S>(v.linear), qd[0]);
     } else {
-      out.linear[i] = v.angular[j] * qd[0];
-      out.linear[j] = -v.angular[i] * qd[0];
+      out.linear = cross_unit<A>(load<S>(v.angular), qd[0]);
     }
     return out;
   } else {
-    M vJ{};
+    MotionT<S> vJ{};
     add_motion<S>(joint, vJ, qd);
     return crm(v, vJ);
   }
@@ -189,9 +191,9 @@ using transform_t = typename Types<S>::Transform;
 
 PLUCKER_HOT inline V3<double> v3(const Vec3& x) { return {{x[0], x[1], x[2]}}; }
 
-/// X_J X_tree = (E_J E_tree, r_tree) for X_J = (E_J, 0), E_J of any rotation type.
+/// X_J X_tree = (E_J E_tree, r_tree) for X_J = (E_J, 0) as a transform_t<S> (stored form).
 template <class S, class EJ>
-PLUCKER_HOT inline transform_t<S> compose_rotation(const EJ& E_J, const Transform& X_tree) {
+PLUCKER_HOT inline transform_t<S> compose_rotation_general(const EJ& E_J, const Transform& X_tree) {
   const M3<double> Et = as_m3(X_tree.E);
   transform_t<S> X;
   for (int c = 0; c < 3; ++c) {  // column c of E_J E_tree = E_J (column c of E_tree)
@@ -201,12 +203,29 @@ PLUCKER_HOT inline transform_t<S> compose_rotation(const EJ& E_J, const Transfor
   for (int k = 0; k < 3; ++k) X.r[k] = widen<S>(X_tree.r[k]);
   return X;
 }
+/// The same, E_J of any rotation type, as the general transform of state scalar S that the
+/// recursions apply: in registers for one state with AVX2 (RegisterTransform).
+template <class S, class EJ>
+PLUCKER_HOT inline auto compose_rotation(const EJ& E_J, const Transform& X_tree) {
+#if defined(__AVX2__)
+  if constexpr (std::is_same_v<S, double>) {
+    const auto E = rot<S>(E_J);
+    const double* t = X_tree.E.data();  // column c of E_J E_tree = E_J (column c of E_tree)
+    return RegisterTransform{Cols4{mul(E, load3(t)), mul(E, load3(t + 3)), mul(E, load3(t + 6))},
+                             load3(X_tree.r.data())};
+  } else
+#endif
+    return compose_rotation_general<S>(E_J, X_tree);
+}
 /// X_J X_tree = (E_J E_tree, r_tree + E_tree^T p) for X_J = (E_J, p).
 template <class S, class EJ, class P>
-PLUCKER_HOT inline transform_t<S> compose_rotation(const EJ& E_J, const V3<P>& p, const Transform& X_tree) {
-  transform_t<S> X = compose_rotation<S>(E_J, X_tree);
+PLUCKER_HOT inline auto compose_rotation(const EJ& E_J, const V3<P>& p, const Transform& X_tree) {
+  auto X = compose_rotation<S>(E_J, X_tree);
   const auto r = v3(X_tree.r) + mul_t(as_m3(X_tree.E), p);
-  for (int k = 0; k < 3; ++k) X.r[k] = r[k];
+  if constexpr (is_register_transform<decltype(X)>)
+    X.r = make3<S>(r[0], r[1], r[2]);
+  else
+    for (int k = 0; k < 3; ++k) X.r[k] = r[k];
   return X;
 }
 /// A transform of W states from a constant one.
@@ -300,9 +319,9 @@ PLUCKER_HOT inline auto compose(const J& joint, const JointQ<S>& q, const Tree& 
       r[A] += q.q[0];
       return Translation<R>{IdentityRot{}, r};
     } else {
-      transform_t<S> X = compose_rotation<S>(IdentityRot{}, X_tree);
-      for (int k = 0; k < 3; ++k) X.r[k] += q.q[0] * X_tree.E(A, k);
-      return X;
+      V3<S> p{};
+      p[A] = q.q[0];
+      return compose_rotation<S>(IdentityRot{}, p, X_tree);
     }
   } else if constexpr (std::is_same_v<J, JointRevolute>) {
     return compose_rotation<S>(axis_rotation_t<S>(joint.axis, q.sin[0], q.cos[0]), X_tree);
@@ -367,17 +386,21 @@ PLUCKER_HOT inline decltype(auto) compose_up(const J& joint, const JointQ<S>& q,
     return static_cast<const transform_t<S>&>(up);
   } else {
     X x = compose(joint, q, X_tree);
-    up = to_stored<S>(x);
+    if constexpr (is_register_transform<X>)
+      store_into(up, x);
+    else
+      up = to_stored<S>(x);
     return x;
   }
 }
 
 /// X_up[i] for a later pass: re-composed when that gives a structured transform (cheaper to
-/// rebuild from sin/cos than to apply as a general one), else the general one stored by pass 1.
+/// rebuild from sin/cos than to apply as a general one), else the general one stored by pass 1
+/// (by reference).
 template <class S, class J, class Tree, class Stored>
-PLUCKER_HOT inline auto x_up(const J& joint, const JointQ<S>& q, const Tree& X_tree, const Stored& stored) {
+PLUCKER_HOT inline decltype(auto) x_up(const J& joint, const JointQ<S>& q, const Tree& X_tree, const Stored& stored) {
   using X = decltype(compose(joint, q, X_tree));
-  if constexpr (std::is_same_v<X, Stored>)
+  if constexpr (std::is_same_v<X, Stored> || is_register_transform<X>)
     return static_cast<const Stored&>(stored);
   else
     return compose(joint, q, X_tree);

@@ -14,11 +14,11 @@ namespace plucker::ops {
 // ------------------------------------------------------------------ rigid-body inertia
 /// I m = (Ibar w + h x v, m v - h x w).
 template <class In, class Mo>
-PLUCKER_HOT inline force_t<scalar_t<Mo>> times(const In& I, const Mo& m) requires is_rigid_inertia<In> {
+PLUCKER_HOT inline ForceT<scalar_t<Mo>> times(const In& I, const Mo& m) requires is_rigid_inertia<In> {
   using S = scalar_t<Mo>;
   const auto h = load<S>(I.first_moment());
   const auto w = load<S>(m.angular), v = load<S>(m.linear);
-  return {store(mul(rot<S>(I.inertia_origin()), w) + cross(h, v)), store(I.mass() * v - cross(h, w))};
+  return {mul(rot<S>(I.inertia_origin()), w) + cross(h, v), I.mass() * v - cross(h, w)};
 }
 /// I e_k, column k of I = [Ibar hx; hx^T m1], read entry by entry (a composite inertia just
 /// updated entry by entry is not read back as packets: that stalled store forwarding).
@@ -42,7 +42,7 @@ PLUCKER_HOT inline force_t<S> rigid_column(const In& I, int k) {
 
 /// I a + v x* (I v): the force on a body of inertia I moving with v and accelerating with a (Eq. 5).
 template <bool WithVelocity, class In, class Mo>
-PLUCKER_HOT inline force_t<scalar_t<Mo>> body_force(const In& I, const Mo& a, const Mo& v) {
+PLUCKER_HOT inline ForceT<scalar_t<Mo>> body_force(const In& I, const Mo& a, const Mo& v) {
   using S = scalar_t<Mo>;
   const auto Ib = rot<S>(I.inertia_origin());
   const auto h = load<S>(I.first_moment());
@@ -56,7 +56,7 @@ PLUCKER_HOT inline force_t<scalar_t<Mo>> body_force(const In& I, const Mo& a, co
     fa = fa + cross(vw, Iv_ang) + cross(vl, Iv_lin);
     fl = fl + cross(vw, Iv_lin);
   }
-  return {store(fa), store(fl)};
+  return {fa, fl};
 }
 
 // ------------------------------------------------------------------ congruences X^T I X
@@ -138,12 +138,14 @@ PLUCKER_HOT inline void add_parameters(InertiaT<S>& target, const M& m, const H&
 
 /// Eq. 9: I_A += X^T I X for a rigid-body inertia I given in B (X = B_X_A). With h1 = E^T h and
 /// R = E^T Ibar E (RBDA §2.13):  h_A = h1 + m r,  Ibar_A = R - (h1 r^T + r h_A^T) + (r.h1 + r.h_A) 1.
+/// Entry-wise, so in the array form of the 3-vectors (array3).
 template <class Xf, class In, class Out>
 PLUCKER_HOT inline void add_congruence(const Xf& X, const In& I, Out& target) requires is_rigid_inertia<In> {
   using S = scalar_t<Out>;
-  const auto R = sandwich_sym(as_m3(X.E), as_m3(I.inertia_origin()));
-  const auto h1 = mul(rot_t<S>(X.E), load<S>(I.first_moment()));
-  const auto r = load<S>(X.r);
+  const auto E = as_m3(X.E);
+  const auto R = sandwich_sym(E, as_m3(I.inertia_origin()));
+  const auto h1 = mul_t(E, array3(I.first_moment()));
+  const auto r = array3(X.r);
   const auto hA = h1 + I.mass() * r;
   const auto d = dot(r, h1) + dot(r, hA);
   auto entry = [&](int a, int b) { return R(a, b) - (h1[a] * r[b] + r[a] * hA[b]); };
@@ -177,7 +179,7 @@ PLUCKER_HOT inline auto& comp(V& v, int k) {
   return k < 3 ? v.angular[k] : v.linear[k - 3];
 }
 template <class V>
-PLUCKER_HOT inline const auto& comp(const V& v, int k) {
+PLUCKER_HOT inline auto comp(const V& v, int k) {  // by value: a register lane has no address
   return k < 3 ? v.angular[k] : v.linear[k - 3];
 }
 /// Entry (r, c) of an articulated inertia.
@@ -285,15 +287,15 @@ PLUCKER_HOT inline void add_congruence(const Xf& X, const I6& I, T6& target) req
   const auto E = as_m3(X.E);
   const auto A1 = left_mul_t(E, right_mul(Ab, E)), B1 = left_mul_t(E, right_mul(Bb, E)),
              C1 = left_mul_t(E, right_mul(Cb, E));
-  const auto r = load<S>(X.r);
+  const auto r = array3(X.r);  // entry-wise, as in the rigid-body congruence
   M3<S> B2;
   for (int c = 0; c < 3; ++c) {  // column c of rx C1: r x C1(:, c)
-    const auto col = cross(r, make3<S>(C1(0, c), C1(1, c), C1(2, c)));
+    const auto col = cross(r, V3<S>{{C1(0, c), C1(1, c), C1(2, c)}});
     for (int k = 0; k < 3; ++k) B2(k, c) = B1(k, c) + col[k];
   }
   for (int c = 0; c < 3; ++c) {
-    const auto rxBt = cross(r, make3<S>(B1(c, 0), B1(c, 1), B1(c, 2)));  // column c of rx B1^T
-    const int i = (c + 1) % 3, j = (c + 2) % 3;                          // r x e_c = r_j e_i - r_i e_j
+    const auto rxBt = cross(r, V3<S>{{B1(c, 0), B1(c, 1), B1(c, 2)}});  // column c of rx B1^T
+    const int i = (c + 1) % 3, j = (c + 2) % 3;                         // r x e_c = r_j e_i - r_i e_j
     for (int k = 0; k < 3; ++k) {
       entry(target, k, c) += A1(k, c) + rxBt[k] - (B2(k, i) * r[j] - B2(k, j) * r[i]);
       entry(target, k, 3 + c) += B2(k, c);

@@ -1,8 +1,10 @@
 // The spatial operations of the recursions (paper 000 §3; RBDA ch. 2), written once over the
 // state scalar S: double for one state (the public types Motion, Force, Transform,
 // RigidBodyInertia, ArticulatedBodyInertia) or simd::Pack for W states at once (MotionT<Pack>,
-// ... below). Each operation loads its operands into the registers of vec3.hpp, computes, and
-// stores; which products are cheap is decided by the types of the operands: a transform's
+// ... below). Each operation loads its operands into the registers of vec3.hpp (a no-op for an
+// operand that is already a register motion or force, MotionT / ForceT) and returns its result
+// in registers; a recursion keeps a body's v, a, f there and stores them once into Data
+// (store_into). Which products are cheap is decided by the types of the operands: a transform's
 // rotation may be a general matrix, a plane rotation about a body axis (AxisTransform, the
 // X_up of a revolute joint whose X_tree is a pure translation), or the identity (Translation).
 //
@@ -22,17 +24,25 @@
 
 namespace plucker::ops {
 
-// ------------------------------------------------------------------ lane containers
-/// Spatial motion / force of W states: [angular; linear], as Motion / Force.
+// ------------------------------------------------------------------ register containers
+/// Spatial motion / force in registers, [angular; linear]: the register 3-vectors of vec3.hpp
+/// for one state (S = double; what the operations return, converted to the public Motion /
+/// Force where a recursion stores it), three Packs for W states (also their stored form).
 template <class S>
 struct MotionT {
-  V3<S> angular, linear;
+  reg3<S> angular, linear;
   static MotionT Zero() { return {}; }
+  PLUCKER_HOT operator plucker::Motion() const requires std::is_same_v<S, double> {
+    return plucker::Motion(store(angular), store(linear));
+  }
 };
 template <class S>
 struct ForceT {
-  V3<S> angular, linear;
+  reg3<S> angular, linear;
   static ForceT Zero() { return {}; }
+  PLUCKER_HOT operator plucker::Force() const requires std::is_same_v<S, double> {
+    return plucker::Force(store(angular), store(linear));
+  }
 };
 /// Plucker transform B_X_A = (E, r) of W states, as Transform.
 template <class S>
@@ -109,36 +119,48 @@ inline constexpr bool is_force = std::is_same_v<std::decay_t<T>, Force>;
 template <class S>
 inline constexpr bool is_force<ForceT<S>> = true;
 
-// Lane arithmetic (the public types have their own operators).
-template <class S>
-PLUCKER_HOT inline MotionT<S> operator+(const MotionT<S>& a, const MotionT<S>& b) {
-  return {a.angular + b.angular, a.linear + b.linear};
+/// dst = m for a motion or force in registers: stored into a public one 3-vector by 3-vector
+/// (store3), or copied as a lane container.
+PLUCKER_HOT inline void store_into(Motion& dst, const MotionT<double>& m) {
+  store_into(dst.angular, m.angular);
+  store_into(dst.linear, m.linear);
 }
-template <class S>
-PLUCKER_HOT inline MotionT<S>& operator+=(MotionT<S>& a, const MotionT<S>& b) {
-  a.angular += b.angular, a.linear += b.linear;
+PLUCKER_HOT inline void store_into(Force& dst, const ForceT<double>& f) {
+  store_into(dst.angular, f.angular);
+  store_into(dst.linear, f.linear);
+}
+
+// Register arithmetic (the public types have their own operators); the right operand may be
+// a stored motion.
+template <class S, class Mo>
+PLUCKER_HOT inline MotionT<S> operator+(const MotionT<S>& a, const Mo& b) requires is_motion<Mo> {
+  return {a.angular + load<S>(b.angular), a.linear + load<S>(b.linear)};
+}
+template <class S, class Mo>
+PLUCKER_HOT inline MotionT<S>& operator+=(MotionT<S>& a, const Mo& b) requires is_motion<Mo> {
+  a.angular += load<S>(b.angular), a.linear += load<S>(b.linear);
   return a;
 }
-template <class S>
-PLUCKER_HOT inline ForceT<S> operator+(const ForceT<S>& a, const ForceT<S>& b) {
-  return {a.angular + b.angular, a.linear + b.linear};
+template <class S, class Fo>
+PLUCKER_HOT inline ForceT<S> operator+(const ForceT<S>& a, const Fo& b) requires is_force<Fo> {
+  return {a.angular + load<S>(b.angular), a.linear + load<S>(b.linear)};
 }
-template <class S>
-PLUCKER_HOT inline ForceT<S> operator-(const ForceT<S>& a, const ForceT<S>& b) {
-  return {a.angular - b.angular, a.linear - b.linear};
+template <class S, class Fo>
+PLUCKER_HOT inline ForceT<S> operator-(const ForceT<S>& a, const Fo& b) requires is_force<Fo> {
+  return {a.angular - load<S>(b.angular), a.linear - load<S>(b.linear)};
 }
 template <class S>
 PLUCKER_HOT inline ForceT<S> operator*(const ForceT<S>& a, const S& x) {
   return {a.angular * x, a.linear * x};
 }
-template <class S>
-PLUCKER_HOT inline ForceT<S>& operator+=(ForceT<S>& a, const ForceT<S>& b) {
-  a.angular += b.angular, a.linear += b.linear;
+template <class S, class Fo>
+PLUCKER_HOT inline ForceT<S>& operator+=(ForceT<S>& a, const Fo& b) requires is_force<Fo> {
+  a.angular += load<S>(b.angular), a.linear += load<S>(b.linear);
   return a;
 }
-template <class S>
-PLUCKER_HOT inline ForceT<S>& operator-=(ForceT<S>& a, const ForceT<S>& b) {
-  a.angular -= b.angular, a.linear -= b.linear;
+template <class S, class Fo>
+PLUCKER_HOT inline ForceT<S>& operator-=(ForceT<S>& a, const Fo& b) requires is_force<Fo> {
+  a.angular -= load<S>(b.angular), a.linear -= load<S>(b.linear);
   return a;
 }
 
@@ -169,6 +191,27 @@ inline Transform to_transform(const AxisTransform<A, double>& X) {
   return Transform(E, X.r);
 }
 inline Transform to_transform(const Translation<Vec3>& X) { return Transform(Mat3::Identity(), X.r); }
+
+/// A general transform of one state in registers (the columns of E, and r): what X_J(q) X_tree
+/// composes to without a structured form, applied at once and stored column by column (AVX2).
+template <class X>
+inline constexpr bool is_register_transform = false;
+#if defined(__AVX2__)
+using RegisterTransform = RotTranslation<Cols4, R4>;
+template <>
+inline constexpr bool is_register_transform<RegisterTransform> = true;
+PLUCKER_HOT inline void store_into(Transform& dst, const RegisterTransform& X) {
+  store3(X.E.c0, dst.E.data());  // column-major: column c at 3c
+  store3(X.E.c1, dst.E.data() + 3);
+  store3(X.E.c2, dst.E.data() + 6);
+  store3(X.r, dst.r.data());
+}
+inline Transform to_transform(const RegisterTransform& X) {
+  Transform out;
+  store_into(out, X);
+  return out;
+}
+#endif
 /// The same for W states.
 inline const XformT<Pack>& to_xform(const XformT<Pack>& X) { return X; }
 template <class Rot, class R>
@@ -188,11 +231,11 @@ inline XformT<Pack> to_xform(const RotTranslation<Rot, R>& X) {
 // ------------------------------------------------------------------ motions and forces
 /// X m = (E w, E (v - r x w)).
 template <class Xf, class Mo>
-PLUCKER_HOT inline std::decay_t<Mo> apply(const Xf& X, const Mo& m) requires is_motion<Mo> {
+PLUCKER_HOT inline MotionT<scalar_t<Mo>> apply(const Xf& X, const Mo& m) requires is_motion<Mo> {
   using S = scalar_t<Mo>;
   const auto E = rot<S>(X.E);
   const auto w = load<S>(m.angular);
-  return {store(mul(E, w)), store(mul(E, load<S>(m.linear) - cross(load<S>(X.r), w)))};
+  return {mul(E, w), mul(E, load<S>(m.linear) - cross(load<S>(X.r), w))};
 }
 /// The state scalar of a transform.
 template <class T>
@@ -214,24 +257,14 @@ struct xform_scalar<Translation<V3<Pack>>> {
 template <class X>
 using xform_scalar_t = typename xform_scalar<std::decay_t<X>>::type;
 
-/// A value of scalar S from a constant (broadcast into the lanes) or from a value of S.
+/// A register 3-vector of scalar S from a constant (broadcast into the lanes) or from a value of S.
 template <class S>
-PLUCKER_HOT inline Vec3 as(const Vec3& x) requires std::is_same_v<S, double> {
+PLUCKER_HOT inline reg3<S> as(const reg3<S>& x) {
   return x;
 }
-#if defined(__AVX2__)
-template <class S>
-PLUCKER_HOT inline Vec3 as(const R4& x) requires std::is_same_v<S, double> {
-  return store(x);
-}
-#endif
-template <class S>
-PLUCKER_HOT inline Vec3 as(const V3<double>& x) requires std::is_same_v<S, double> {
-  return store(x);
-}
 template <class S, class T>
-PLUCKER_HOT inline V3<Pack> as(const V3<T>& x) requires std::is_same_v<S, Pack> {
-  return {{x[0] + Pack{}, x[1] + Pack{}, x[2] + Pack{}}};
+PLUCKER_HOT inline V3<Pack> as(const V3<T>& x) requires(std::is_same_v<S, Pack> && !std::is_same_v<T, Pack>) {
+  return {{x[0] - Pack{}, x[1] - Pack{}, x[2] - Pack{}}};  // broadcasts (simd::splat)
 }
 
 /// A motion with no angular part, (0, v): the base's acceleration a_0 = (0, -g).
@@ -240,36 +273,36 @@ struct LinearMotion {
 };
 /// X (0, v) = (0, E v).
 template <class Xf>
-PLUCKER_HOT inline motion_t<xform_scalar_t<Xf>> apply(const Xf& X, const LinearMotion& m) {
+PLUCKER_HOT inline MotionT<xform_scalar_t<Xf>> apply(const Xf& X, const LinearMotion& m) {
   using S = xform_scalar_t<Xf>;
-  motion_t<S> out{};
+  MotionT<S> out{};
   out.linear = as<S>(mul(rot<S>(X.E), load<S>(m.linear)));
   return out;
 }
 
 /// X^-1 m = (E^T w, E^T v + r x E^T w).
 template <class Xf, class Mo>
-PLUCKER_HOT inline std::decay_t<Mo> apply_inverse(const Xf& X, const Mo& m) requires is_motion<Mo> {
+PLUCKER_HOT inline MotionT<scalar_t<Mo>> apply_inverse(const Xf& X, const Mo& m) requires is_motion<Mo> {
   using S = scalar_t<Mo>;
   const auto Et = rot_t<S>(X.E);
   const auto w = mul(Et, load<S>(m.angular));
-  return {store(w), store(mul(Et, load<S>(m.linear)) + cross(load<S>(X.r), w))};
+  return {w, mul(Et, load<S>(m.linear)) + cross(load<S>(X.r), w)};
 }
 /// X* f = (E (n - r x f), E f).
 template <class Xf, class Fo>
-PLUCKER_HOT inline std::decay_t<Fo> apply(const Xf& X, const Fo& f) requires is_force<Fo> {
+PLUCKER_HOT inline ForceT<scalar_t<Fo>> apply(const Xf& X, const Fo& f) requires is_force<Fo> {
   using S = scalar_t<Fo>;
   const auto E = rot<S>(X.E);
   const auto fl = load<S>(f.linear);
-  return {store(mul(E, load<S>(f.angular) - cross(load<S>(X.r), fl))), store(mul(E, fl))};
+  return {mul(E, load<S>(f.angular) - cross(load<S>(X.r), fl)), mul(E, fl)};
 }
 /// X^T f = (E^T n + r x E^T f, E^T f): a force from B to A.
 template <class Xf, class Fo>
-PLUCKER_HOT inline std::decay_t<Fo> apply_inverse(const Xf& X, const Fo& f) requires is_force<Fo> {
+PLUCKER_HOT inline ForceT<scalar_t<Fo>> apply_inverse(const Xf& X, const Fo& f) requires is_force<Fo> {
   using S = scalar_t<Fo>;
   const auto Et = rot_t<S>(X.E);
   const auto fl = mul(Et, load<S>(f.linear));
-  return {store(mul(Et, load<S>(f.angular)) + cross(load<S>(X.r), fl)), store(fl)};
+  return {mul(Et, load<S>(f.angular)) + cross(load<S>(X.r), fl), fl};
 }
 /// out += X^T f.
 template <class Xf, class Fo>
@@ -277,23 +310,23 @@ PLUCKER_HOT inline void add_apply_inverse(const Xf& X, const Fo& f, Fo& out) req
   using S = scalar_t<Fo>;
   const auto Et = rot_t<S>(X.E);
   const auto fl = mul(Et, load<S>(f.linear));
-  out.angular = store(load<S>(out.angular) + mul(Et, load<S>(f.angular)) + cross(load<S>(X.r), fl));
-  out.linear = store(load<S>(out.linear) + fl);
+  store_into(out.angular, load<S>(out.angular) + mul(Et, load<S>(f.angular)) + cross(load<S>(X.r), fl));
+  store_into(out.linear, load<S>(out.linear) + fl);
 }
 
 /// Motion cross product m x n (Featherstone's crm(m) n).
-template <class Mo>
-PLUCKER_HOT inline std::decay_t<Mo> crm(const Mo& m, const Mo& n) requires is_motion<Mo> {
+template <class Mo, class No>
+PLUCKER_HOT inline MotionT<scalar_t<Mo>> crm(const Mo& m, const No& n) requires(is_motion<Mo>&& is_motion<No>) {
   using S = scalar_t<Mo>;
   const auto mw = load<S>(m.angular), mv = load<S>(m.linear), nw = load<S>(n.angular);
-  return {store(cross(mw, nw)), store(cross(mw, load<S>(n.linear)) + cross(mv, nw))};
+  return {cross(mw, nw), cross(mw, load<S>(n.linear)) + cross(mv, nw)};
 }
 /// Force cross product m x* f (crf(m) f).
 template <class Mo, class Fo>
-PLUCKER_HOT inline std::decay_t<Fo> crf(const Mo& m, const Fo& f) requires(is_motion<Mo>&& is_force<Fo>) {
+PLUCKER_HOT inline ForceT<scalar_t<Fo>> crf(const Mo& m, const Fo& f) requires(is_motion<Mo>&& is_force<Fo>) {
   using S = scalar_t<Fo>;
   const auto mw = load<S>(m.angular), fl = load<S>(f.linear);
-  return {store(cross(mw, load<S>(f.angular)) + cross(load<S>(m.linear), fl)), store(cross(mw, fl))};
+  return {cross(mw, load<S>(f.angular)) + cross(load<S>(m.linear), fl), cross(mw, fl)};
 }
 /// m^T f.
 template <class Mo, class Fo>

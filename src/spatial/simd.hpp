@@ -35,7 +35,9 @@ typedef double Pack __attribute__((vector_size(8 * W)));  // NOLINT(modernize-us
 /// Integers of the same width (comparison results, bit manipulation).
 typedef long long PackI __attribute__((vector_size(8 * W)));  // NOLINT(modernize-use-using)
 
-inline Pack splat(double x) { return Pack{} + x; }
+/// x in every lane. Written x - 0, which the compiler folds to a broadcast; 0 + x is not folded
+/// (it differs from x at x = -0) and cost an addition per broadcast.
+inline Pack splat(double x) { return x - Pack{}; }
 inline Pack max(Pack a, Pack b) { return a > b ? a : b; }
 /// x > y in every lane (false where either is NaN).
 inline bool all_greater(Pack x, Pack y) {
@@ -54,6 +56,13 @@ inline bool all_finite(Pack x) {
 /// where a memcpy of the Pack was compiled, inside the column loops, into 16-byte halves moved
 /// through the stack and general registers (callgrind, AVX2 CRBA).
 typedef double UnalignedPack __attribute__((vector_size(8 * W), aligned(8), may_alias));  // NOLINT
+
+/// a in lanes l < k, b in the others.
+PLUCKER_HOT inline Pack first_lanes(const Pack& a, const Pack& b, int k) {
+  PackI lane;
+  for (int l = 0; l < W; ++l) lane[l] = l;
+  return lane < k ? a : b;
+}
 
 /// W consecutive doubles (no alignment needed) and back.
 PLUCKER_HOT inline Pack load(const double* p) { return *reinterpret_cast<const UnalignedPack*>(p); }

@@ -53,7 +53,7 @@ PLUCKER_HOT inline R widen(const X& x) {
   if constexpr (std::is_same_v<R, X>)
     return x;
   else
-    return x + R{};
+    return x - R{};  // a broadcast (see simd::splat)
 }
 
 template <class A, class B>
@@ -121,6 +121,22 @@ struct Cols4 {
 PLUCKER_HOT inline R4 mul(const Cols4& M, const R4& x) {
   return splat<0>(x) * M.c0 + splat<1>(x) * M.c1 + splat<2>(x) * M.c2;
 }
+
+/// Three doubles at p into lanes 0-2 (lane 3 a copy of lane 2), and back, in the same two
+/// pieces, a 16-byte and an 8-byte access: a recursion reads a parent's motion right after
+/// storing it, and a load is forwarded from a store only when one store holds all of it
+/// (a 48-byte Motion copied as 32 + 16 bytes and read back as 16 + 8 cost the forwarding).
+typedef double R2 __attribute__((vector_size(16)));
+typedef double R2u __attribute__((vector_size(16), aligned(8), may_alias));  // NOLINT
+PLUCKER_HOT inline R4 load3(const double* p) {
+  const R2 lo = *reinterpret_cast<const R2u*>(p);
+  const R4 hi = p[2] - R4{};  // a broadcast (see simd::splat)
+  return __builtin_shufflevector(__builtin_shufflevector(lo, lo, 0, 1, -1, -1), hi, 0, 1, 6, 7);
+}
+PLUCKER_HOT inline void store3(const R4& x, double* p) {
+  *reinterpret_cast<R2u*>(p) = __builtin_shufflevector(x, x, 0, 1);
+  p[2] = x[2];
+}
 #endif
 
 // ------------------------------------------------------------------ rotations as types
@@ -163,6 +179,10 @@ PLUCKER_HOT inline V3<sum_t<T, B>> mul(const PlaneRot<A, T>& E, const V3<B>& x) 
   out[E.j] = E.c * x[E.j] - E.s * x[E.i];
   return out;
 }
+template <int A, class T, class B>
+PLUCKER_HOT inline V3<sum_t<T, B>> mul_t(const PlaneRot<A, T>& E, const V3<B>& x) {
+  return mul(E.transpose(), x);
+}
 #if defined(__AVX2__)
 /// x with lanes i = A+1 and j = A+2 (mod 3) exchanged.
 template <int A>
@@ -182,11 +202,10 @@ struct PlaneRot4 {
 };
 template <int A>
 PLUCKER_HOT inline PlaneRot4<A> lanes_of(const PlaneRot<A, double>& E) {
-  R4 cv = R4{} + E.c, sv = R4{} + E.s;
-  cv[A] = 1.0;
-  sv[A] = 0.0;
-  sv[E.j] = -E.s;
-  return {cv, sv};
+  // Constant lane patterns times broadcasts (lane inserts would take the shuffle unit).
+  R4 not_a{1.0, 1.0, 1.0, 1.0}, unit_a{}, sign{1.0, 1.0, 1.0, 1.0};
+  not_a[A] = 0.0, unit_a[A] = 1.0, sign[A] = 0.0, sign[E.j] = -1.0;
+  return {(E.c - R4{}) * not_a + unit_a, (E.s - R4{}) * sign};
 }
 template <int A>
 PLUCKER_HOT inline R4 mul(const PlaneRot4<A>& E, const R4& x) {
@@ -248,21 +267,97 @@ PLUCKER_HOT inline typename Reg<S>::Const load(const Vec3& x) {
   using C = typename Reg<S>::Const;
 #if defined(__AVX2__)
   if constexpr (std::is_same_v<C, R4>)
-    return R4{x[0], x[1], x[2], x[2]};
+    return load3(x.data());
   else
 #endif
     return C{{x[0], x[1], x[2]}};
 }
+/// A register 3-vector is already loaded (the operand of one operation being the result of another).
 template <class S>
-PLUCKER_HOT inline const V3<Pack>& load(const V3<Pack>& x) {
+PLUCKER_HOT inline const reg3<S>& load(const reg3<S>& x) {
   return x;
 }
+template <class S>
+PLUCKER_HOT inline const V3<Pack>& load(const V3<Pack>& x) requires(!std::is_same_v<S, Pack>) {
+  return x;
+}
+/// The array form of a 3-vector (three scalars), for entry-wise formulas that would otherwise
+/// take the lanes of a register apart: a public 3-vector copied, an array one unchanged.
+PLUCKER_HOT inline V3<double> array3(const Vec3& x) { return {{x[0], x[1], x[2]}}; }
+template <class T>
+PLUCKER_HOT inline const V3<T>& array3(const V3<T>& x) {
+  return x;
+}
+
 /// Stores a register 3-vector of one state into a public 3-vector; lane vectors stay as they are.
 #if defined(__AVX2__)
 PLUCKER_HOT inline Vec3 store(const R4& x) { return Vec3(x[0], x[1], x[2]); }
 #endif
 PLUCKER_HOT inline Vec3 store(const V3<double>& x) { return Vec3(x[0], x[1], x[2]); }
 PLUCKER_HOT inline const V3<Pack>& store(const V3<Pack>& x) { return x; }
+/// dst = x, for dst a public 3-vector (stored) or a register one.
+template <class X>
+PLUCKER_HOT inline void store_into(Vec3& dst, const X& x) {
+#if defined(__AVX2__)
+  if constexpr (std::is_same_v<X, R4>) {
+    store3(x, dst.data());
+    return;
+  }
+#endif
+  dst = store(x);
+}
+template <class T>
+PLUCKER_HOT inline void store_into(T& dst, const T& x) {
+  dst = x;
+}
+
+/// x e_k, as a register 3-vector of S (k a constant after inlining).
+template <class S, class X>
+PLUCKER_HOT inline reg3<S> unit_times(int k, const X& x) {
+  if constexpr (std::is_same_v<reg3<S>, V3<S>>) {
+    reg3<S> out{};
+    out[k] = x;
+    return out;
+  } else {
+    return make3<S>(k == 0 ? 1.0 : 0.0, k == 1 ? 1.0 : 0.0, k == 2 ? 1.0 : 0.0) * x;
+  }
+}
+/// x x (s e_A) = (x_j s at i, -x_i s at j, 0 at A) with i, j = A+1, A+2 (mod 3).
+template <int A, class S>
+PLUCKER_HOT inline V3<S> cross_unit(const V3<S>& x, const S& s) {
+  constexpr int i = (A + 1) % 3, j = (A + 2) % 3;
+  V3<S> out{};
+  out[i] = x[j] * s;
+  out[j] = -x[i] * s;
+  return out;
+}
+#if defined(__AVX2__)
+template <int A>
+PLUCKER_HOT inline R4 cross_unit(const R4& x, double s) {
+  constexpr int j = (A + 2) % 3;
+  R4 sign{1.0, 1.0, 1.0, 1.0};
+  sign[A] = 0.0;
+  sign[j] = -1.0;
+  return swap_ij<A>(x) * (sign * s);
+}
+#endif
+
+/// A public (column-major) matrix read in place, as E or as E^T: the entries are broadcast
+/// from where they are (a copy into an M3 was re-made for every product in the column loops).
+struct ColMajorRef {
+  const double* p;
+  PLUCKER_HOT double operator()(int r, int c) const { return p[r + 3 * c]; }
+};
+struct ColMajorRefT {
+  const double* p;
+  PLUCKER_HOT double operator()(int r, int c) const { return p[c + 3 * r]; }
+};
+template <class M, class B>
+PLUCKER_HOT inline V3<sum_t<double, B>> mul(const M& E, const V3<B>& x) requires(std::is_same_v<M, ColMajorRef> ||
+                                                                                 std::is_same_v<M, ColMajorRefT>) {
+  return {{E(0, 0) * x[0] + E(0, 1) * x[1] + E(0, 2) * x[2], E(1, 0) * x[0] + E(1, 1) * x[1] + E(1, 2) * x[2],
+           E(2, 0) * x[0] + E(2, 1) * x[1] + E(2, 2) * x[2]}};
+}
 
 /// E x-capable and E^T x-capable forms of a rotation: rot<S>(E), rot_t<S>(E).
 template <class S>
@@ -273,12 +368,7 @@ PLUCKER_HOT inline auto rot(const Mat3& E) {
     return Cols4{R4{p[0], p[1], p[2], p[2]}, R4{p[3], p[4], p[5], p[5]}, R4{p[6], p[7], p[8], p[8]}};
   } else
 #endif
-  {
-    M3<double> out;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) out(r, c) = E(r, c);
-    return out;
-  }
+    return ColMajorRef{E.data()};
 }
 /// An object whose mul() is E^T x.
 template <class S>
@@ -289,17 +379,35 @@ PLUCKER_HOT inline auto rot_t(const Mat3& E) {
     return Cols4{R4{p[0], p[3], p[6], p[6]}, R4{p[1], p[4], p[7], p[7]}, R4{p[2], p[5], p[8], p[8]}};
   } else
 #endif
-  {
-    M3<double> out;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) out(r, c) = E(c, r);
-    return out;
-  }
+    return ColMajorRefT{E.data()};
 }
 template <class S>
 PLUCKER_HOT inline const M3<Pack>& rot(const M3<Pack>& E) {
   return E;
 }
+/// A row-major matrix of one state (a joint's E_J): register columns with AVX2.
+template <class S>
+PLUCKER_HOT inline auto rot(const M3<double>& E) {
+#if defined(__AVX2__)
+  if constexpr (std::is_same_v<S, double>)
+    return Cols4{make3<S>(E(0, 0), E(1, 0), E(2, 0)), make3<S>(E(0, 1), E(1, 1), E(2, 1)),
+                 make3<S>(E(0, 2), E(1, 2), E(2, 2))};
+  else
+#endif
+    return E;
+}
+#if defined(__AVX2__)
+/// Register columns are already loaded; their transpose is taken lane by lane (not on a hot path).
+template <class S>
+PLUCKER_HOT inline const Cols4& rot(const Cols4& E) {
+  return E;
+}
+template <class S>
+PLUCKER_HOT inline Cols4 rot_t(const Cols4& E) {
+  return {make3<S>(E.c0[0], E.c1[0], E.c2[0]), make3<S>(E.c0[1], E.c1[1], E.c2[1]),
+          make3<S>(E.c0[2], E.c1[2], E.c2[2])};
+}
+#endif
 /// Lane matrices are transposed in the product instead (no copy).
 template <class T>
 struct Transposed {
