@@ -14,6 +14,8 @@
 #   make bench-large same build, plucker_bench --large=$(LARGE_LINKS): load time, memory and
 #                    first RNEA/ABA of a LARGE_LINKS-link chain URDF (build/bench/large_model.json)
 #   make test-asan   ASan+UBSan build in build-asan/ + ctest
+#   make test-native -march=native build of the library and C++ tests in build-native/ +
+#                    ctest: the AVX2/AVX-512 code that `make bench` times (build/ has none)
 #   make fuzz        clang libFuzzer build in build-fuzz/, each fuzzer for $(FUZZ_SECONDS) s
 #   make flops       scalar-SSE2 build in build-flops/ (no -march, no vectorisation), then
 #                    bench/count_flops.py runs plucker_flops under callgrind and counts
@@ -41,7 +43,7 @@ define configure
 	fi
 endef
 
-.PHONY: all build test demo bench bench-scaling bench-large test-asan fuzz flops clean
+.PHONY: all build test demo bench bench-scaling bench-large test-asan test-native fuzz flops clean
 
 all: build
 
@@ -92,6 +94,13 @@ test-asan:
 	$(CMAKE) --build build-asan -j$(JOBS)
 	$(CTEST) --test-dir build-asan --output-on-failure -j$(JOBS)
 
+test-native:
+	@scripts/install-deps.sh
+	$(call configure,build-native,-DCMAKE_BUILD_TYPE=Release -DPLUCKER_NATIVE=ON \
+	  -DPLUCKER_BUILD_PYTHON=OFF -DPLUCKER_BUILD_BENCH=OFF -DPLUCKER_BUILD_EXAMPLES=OFF)
+	$(CMAKE) --build build-native -j$(JOBS)
+	$(CTEST) --test-dir build-native --output-on-failure -j$(JOBS)
+
 fuzz:
 	@scripts/install-deps.sh --fuzz
 	$(call configure,build-fuzz,-DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -112,4 +121,4 @@ flops:
 	  --doc docs/flops.md $(FLOPS_ARGS)
 
 clean:
-	rm -rf build build-bench build-asan build-fuzz build-flops
+	rm -rf build build-bench build-asan build-native build-fuzz build-flops
