@@ -121,4 +121,4 @@ flops:
 	  --doc docs/flops.md $(FLOPS_ARGS)
 
 clean:
-	rm -rf build build-bench build-asan build-native build-fuzz build-flops
+	rm -rf build build-bench build-asan build-native build-fuzz build-flops build-pip
