@@ -16,6 +16,8 @@
 #   make test-asan   ASan+UBSan build in build-asan/ + ctest
 #   make test-native -march=native build of the library and C++ tests in build-native/ +
 #                    ctest: the AVX2/AVX-512 code that `make bench` times (build/ has none)
+#   make test-clang  the same with clang++ (Debian's clang 14) in build-clang/: both
+#                    compilers are supported, and their SIMD code paths both tested
 #   make fuzz        clang libFuzzer build in build-fuzz/, each fuzzer for $(FUZZ_SECONDS) s
 #   make flops       scalar-SSE2 build in build-flops/ (no -march, no vectorisation), then
 #                    bench/count_flops.py runs plucker_flops under callgrind and counts
@@ -43,7 +45,7 @@ define configure
 	fi
 endef
 
-.PHONY: all build test demo bench bench-scaling bench-large test-asan test-native fuzz flops clean
+.PHONY: all build test demo bench bench-scaling bench-large test-asan test-native test-clang fuzz flops clean
 
 all: build
 
@@ -101,6 +103,13 @@ test-native:
 	$(CMAKE) --build build-native -j$(JOBS)
 	$(CTEST) --test-dir build-native --output-on-failure -j$(JOBS)
 
+test-clang:
+	@scripts/install-deps.sh --clang
+	$(call configure,build-clang,-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ \
+	  -DPLUCKER_NATIVE=ON -DPLUCKER_BUILD_PYTHON=OFF -DPLUCKER_BUILD_BENCH=OFF -DPLUCKER_BUILD_EXAMPLES=OFF)
+	$(CMAKE) --build build-clang -j$(JOBS)
+	$(CTEST) --test-dir build-clang --output-on-failure -j$(JOBS)
+
 fuzz:
 	@scripts/install-deps.sh --fuzz
 	$(call configure,build-fuzz,-DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -121,4 +130,4 @@ flops:
 	  --doc docs/flops.md $(FLOPS_ARGS)
 
 clean:
-	rm -rf build build-bench build-asan build-native build-fuzz build-flops build-pip
+	rm -rf build build-bench build-asan build-native build-clang build-fuzz build-flops build-pip

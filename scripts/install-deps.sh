@@ -5,6 +5,7 @@
 #   scripts/install-deps.sh            core build/test dependencies
 #   scripts/install-deps.sh --bench    + peer libraries for the benchmarks
 #   scripts/install-deps.sh --fuzz     + clang and libFuzzer runtime
+#   scripts/install-deps.sh --clang    + clang (make test-clang)
 #   scripts/install-deps.sh --flops    + valgrind and objdump (operation counts)
 set -euo pipefail
 
@@ -22,8 +23,9 @@ for arg in "$@"; do
   case "$arg" in
     --bench) packages+=("${bench_packages[@]}") ;;
     --fuzz) packages+=("${fuzz_packages[@]}") ;;
+    --clang) packages+=(clang) ;;
     --flops) packages+=("${flops_packages[@]}") ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
