@@ -3,7 +3,8 @@
 It is in the source tree and uses the standard library only (pyproject.toml: requires = []),
 so pip's isolated build environment needs nothing from a package index: `pip install .` works
 offline with Debian's packages (cmake, g++, pybind11-dev, python3-dev, libeigen3-dev,
-libtinyxml2-dev). The wheel holds the one extension module `plucker` and its type stubs.
+libtinyxml2-dev). The wheel holds the extension module `plucker`, its type stubs, and the
+command-line tool (`plucker_cli`, installed as the `plucker` command).
 
 The CMake build directory is PLUCKER_BUILD_DIR if set (an existing build is reused as it is
 configured: `make build` then `pip install .` compiles nothing twice), else build-pip/ in the
@@ -96,11 +97,13 @@ def _record_line(name, data):
 
 def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     module = _build_module()
-    files = {os.path.basename(module): open(module, "rb").read()}
-    stubs = os.path.join(SOURCE_DIR, "python", "plucker.pyi")
-    if os.path.exists(stubs):
-        files["plucker.pyi"] = open(stubs, "rb").read()
+    with open(module, "rb") as f:
+        files = {os.path.basename(module): f.read()}
+    for extra in ("plucker.pyi", "plucker_cli.py"):
+        with open(os.path.join(SOURCE_DIR, "python", extra), "rb") as f:
+            files[extra] = f.read()
     info = _dist_info()
+    files[f"{info}/entry_points.txt"] = b"[console_scripts]\nplucker = plucker_cli:main\n"
     files[f"{info}/METADATA"] = _metadata().encode()
     files[f"{info}/WHEEL"] = "\n".join([
         "Wheel-Version: 1.0", "Generator: plucker_build_backend", "Root-Is-Purelib: false",

@@ -2,7 +2,7 @@
 # The Python install paths of the README, as a new user runs them: (1) `cmake --install` into a
 # venv used as the prefix, (2) `pip install .` into another venv, offline (--no-index) and with
 # pip's build isolation (the in-tree backend needs nothing from an index). Each venv then imports
-# plucker without PYTHONPATH, from inside the venv, and evaluates an RNEA against the build's.
+# plucker without PYTHONPATH, from inside the venv, evaluates an RNEA, and runs `plucker info`.
 # usage: run.sh SOURCE_DIR BUILD_DIR WORK_DIR
 set -euo pipefail
 src=$1 build=$2 work=$3
@@ -27,9 +27,11 @@ print(plucker.__file__, plucker.__version__, tau)
 "$python" -m venv --system-site-packages "$work/cmake-venv"
 cmake --install "$build" --prefix "$work/cmake-venv" > "$work/cmake-install.log"
 (cd "$work" && cmake-venv/bin/python -c "$check" "$work/cmake-venv")
+"$work/cmake-venv/bin/plucker" info "$src/examples/models/four_bar.urdf" | grep -q "loop joints: loop_joint"
 
 "$python" -m venv --system-site-packages "$work/pip-venv"
 PLUCKER_BUILD_DIR="$build" "$work/pip-venv/bin/python" -m pip install --no-index --quiet "$src" \
   > "$work/pip-install.log" 2>&1 || { cat "$work/pip-install.log"; exit 1; }
 (cd "$work" && pip-venv/bin/python -c "$check" "$work/pip-venv")
-echo "install test: cmake --install and pip install . both import plucker from their venv"
+"$work/pip-venv/bin/plucker" info "$src/examples/models/four_bar.urdf" | grep -q "loop joints: loop_joint"
+echo "install test: cmake --install and pip install . both import plucker and run the plucker command"
