@@ -4,6 +4,7 @@
 
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "plucker/io/model_text.hpp"
 #include "plucker/io/urdf.hpp"
 #include "plucker/model/builders.hpp"
 
@@ -171,6 +172,20 @@ void bind_model(py::module_& mod) {
       .def_static("from_urdf_string", &from_urdf_string, py::arg("xml"), py::arg("floating_base") = false,
                   py::arg("strict") = false, py::arg("source_name") = "<string>",
                   "Loads a URDF document held in a string (see from_urdf).")
+      .def(
+          "to_text", [](const PyModel& m) { return to_str(plucker::model_to_text(m.model())); },
+          "The complete model as text (every number exact: hexadecimal floating point), read back by\n"
+          "Model.from_text into the same model to the last bit. Pickling and copy.copy use it.")
+      .def_static(
+          "from_text", [](const std::string& text) { return wrap(plucker::model_from_text(text)); }, py::arg("text"),
+          "The model of a text from Model.to_text. Raises plucker.ModelError naming the line of a\n"
+          "malformed text.")
+      .def(py::pickle([](const PyModel& m) { return py::bytes(plucker::model_to_text(m.model())); },
+                      [](const py::bytes& text) { return wrap(plucker::model_from_text(std::string(text))); }))
+      .def("__copy__", [](const PyModel& m) { return wrap(Model(m.model())); })
+      .def(
+          "__deepcopy__", [](const PyModel& m, const py::dict&) { return wrap(Model(m.model())); }, py::arg("memo"),
+          "A copy of the model (not of its workspace, which the copy makes on first use).")
       .def_property_readonly("name", [](const PyModel& m) { return to_str(m.model().name()); })
       .def_property_readonly(
           "nq", [](const PyModel& m) { return m.model().nq(); }, "Size of q.")

@@ -11,6 +11,7 @@
 #include "plucker/constraints/constrained_dynamics.hpp"
 #include "plucker/constraints/loop_constraints.hpp"
 #include "plucker/errors.hpp"
+#include "plucker/io/model_text.hpp"
 #include "plucker/model/loop_joint.hpp"
 #include "plucker/model/model.hpp"
 #include "plucker/spatial.hpp"

@@ -297,20 +297,27 @@ int Model::add_loop_joint(const LoopJoint& joint) {
   if (joint.predecessor == joint.successor)
     throw ModelError(where + "predecessor and successor are the same body '" + body_names_[joint.successor] + "'");
   for (const Transform* X : {&joint.X_predecessor, &joint.X_successor}) {
-    if (!X->E.allFinite() || !X->r.allFinite() || !X->E.isUnitary(1e-6))
+    if (!X->E.allFinite() || !X->r.allFinite() || !X->E.isUnitary(1e-6) || !(X->E.determinant() > 0.0))
       throw ModelError(where + "joint frame is not a finite rigid transform");
     if (!(X->r.norm() <= range::kMaxLength))
       throw ModelError(where + "joint frame offset of " + format_number(X->r.norm()) +
                        " m is beyond the physical range (" + format_number(range::kMaxLength) + " m)");
   }
+  // Nearly-rotations (e.g. from a few printed digits) are projected onto SO(3) and axes
+  // normalised; an exact rotation or unit axis is kept to the bit, so that a model read back
+  // from its text (model_text.hpp) is the same model.
+  auto rotation = [](const Mat3& E) -> Mat3 {
+    if ((E.transpose() * E - Mat3::Identity()).cwiseAbs().maxCoeff() <= 1e-14) return E;
+    return Eigen::Quaterniond(E).normalized().toRotationMatrix();
+  };
   LoopJoint lj = joint;
-  lj.X_predecessor.E = Eigen::Quaterniond(joint.X_predecessor.E).normalized().toRotationMatrix();
-  lj.X_successor.E = Eigen::Quaterniond(joint.X_successor.E).normalized().toRotationMatrix();
+  lj.X_predecessor.E = rotation(joint.X_predecessor.E);
+  lj.X_successor.E = rotation(joint.X_successor.E);
   const bool has_axis = joint.type != LoopJointType::Spherical && joint.type != LoopJointType::Fixed;
   if (has_axis) {
     const double norm = joint.axis.norm();
     if (!std::isfinite(norm) || norm < 1e-9) throw ModelError(where + "zero or non-finite axis");
-    lj.axis = joint.axis / norm;
+    if (std::abs(norm - 1.0) > 1e-15) lj.axis = joint.axis / norm;
   }
   loop_joint_index_.emplace(lj.name, static_cast<int>(loop_joints_.size()));
   loop_joints_.push_back(lj);
