@@ -13,7 +13,7 @@ packages=(
   build-essential cmake
   libeigen3-dev libtinyxml2-dev
   libgtest-dev libbenchmark-dev
-  pybind11-dev python3-dev python3-numpy python3-pytest python3-matplotlib python3-venv
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-matplotlib python3-venv python3-distributed
 )
 bench_packages=(libmujoco-dev liborocos-kdl-dev libkdl-parser-dev libdart-dev libdart-utils-urdf-dev)
 fuzz_packages=(clang libclang-rt-14-dev)
