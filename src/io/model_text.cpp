@@ -2,7 +2,7 @@
 // both directions (`fields(io, ...)` with a Writer or a Reader), so the two cannot drift apart.
 #include "plucker/io/model_text.hpp"
 
-#include <cstdio>
+#include <charconv>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
@@ -26,9 +26,11 @@ class Writer {
     out_ += tag;
   }
   void number(double x) {
+    // Hexadecimal floating point: exact, and independent of the C locale (unlike printf's %a).
     char buf[40];
-    std::snprintf(buf, sizeof buf, " %a", x);  // exact, and read back by strtod
-    out_ += buf;
+    const auto end = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::hex).ptr;
+    out_ += ' ';
+    out_.append(buf, end);
   }
   void integer(int x) { out_ += ' ' + std::to_string(x); }
   void name(const std::string& s) {  // length-prefixed: any bytes, spaces included
@@ -54,9 +56,9 @@ class Reader {
   }
   double number() {
     const std::string t = token("a number");
-    char* end = nullptr;
-    const double x = std::strtod(t.c_str(), &end);
-    if (end != t.c_str() + t.size()) fail("'" + t + "' is not a number");
+    double x = 0.0;
+    const auto [end, ec] = std::from_chars(t.c_str(), t.c_str() + t.size(), x, std::chars_format::hex);
+    if (ec != std::errc() || end != t.c_str() + t.size()) fail("'" + t + "' is not a number");
     return x;
   }
   int integer() {
