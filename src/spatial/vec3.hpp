@@ -344,6 +344,7 @@ PLUCKER_HOT inline R4 cross_unit(const R4& x, double s) {
 
 /// A public (column-major) matrix read in place, as E or as E^T: the entries are broadcast
 /// from where they are (a copy into an M3 was re-made for every product in the column loops).
+/// A view: the matrix must outlive it (callers pass a transform's or an inertia's member).
 struct ColMajorRef {
   const double* p;
   PLUCKER_HOT double operator()(int r, int c) const { return p[r + 3 * c]; }
