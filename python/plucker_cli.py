@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 import plucker
+import plucker_sweep
 
 ALGORITHMS = {
     # name: (inputs beyond q, function, what it returns)
@@ -99,37 +100,23 @@ def cmd_simulate(args):
     model, _ = load(args)
     if args.seconds <= 0 or args.dt <= 0:
         raise UsageError("--seconds and --dt must be positive")
-    q, v = configuration(model, args), np.zeros(model.nv)
-    tau = np.zeros(model.nv)
     steps = int(round(args.seconds / args.dt))
-    every = max(1, int(round(args.sample / args.dt)))
     progress = sys.stderr.isatty() and steps > 20000
 
-    def f(q, v):
-        return plucker.aba(model, q, v, tau)
+    def show(k, n):
+        if k % 2000 == 0 or k == n:
+            print(f"\r{100 * k // n:3d}% ", end="\n" if k == n else "", file=sys.stderr, flush=True)
 
+    every = max(1, int(round(args.sample / args.dt)))
+    Q, V = plucker_sweep.simulate(model, configuration(model, args), np.zeros(model.nv), args.seconds, args.dt, every,
+                                  on_step=show if progress else None)
+    times = [min(k * every, steps) * args.dt for k in range(len(Q))]
     names = [f"q{k}" for k in range(model.nq)] + [f"v{k}" for k in range(model.nv)]
     with open(args.out, "w") as out:
         out.write(",".join(["t"] + names + ["energy"]) + "\n")
-        for k in range(steps + 1):
-            if k % every == 0 or k == steps:
-                e = plucker.kinetic_energy(model, q, v) + plucker.potential_energy(model, q)
-                out.write(",".join(f"{x:.17g}" for x in [k * args.dt, *q, *v, e]) + "\n")
-            if k == steps:
-                break
-            a1 = f(q, v)
-            q2, v2 = plucker.integrate(model, q, v, args.dt / 2), v + args.dt / 2 * a1
-            a2 = f(q2, v2)
-            q3, v3 = plucker.integrate(model, q, v2, args.dt / 2), v + args.dt / 2 * a2
-            a3 = f(q3, v3)
-            q4, v4 = plucker.integrate(model, q, v3, args.dt), v + args.dt * a3
-            a4 = f(q4, v4)
-            q = plucker.integrate(model, q, (v + 2 * v2 + 2 * v3 + v4) / 6, args.dt)
-            v = v + args.dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
-            if progress and k % 2000 == 0:
-                print(f"\r{100 * k // steps:3d}% ", end="", file=sys.stderr, flush=True)
-    if progress:
-        print("\r100%", file=sys.stderr)
+        for t, q, v in zip(times, Q, V):
+            e = plucker.kinetic_energy(model, q, v) + plucker.potential_energy(model, q)
+            out.write(",".join(f"{x:.17g}" for x in [t, *q, *v, e]) + "\n")
     print(f"wrote {args.out}: {steps + 1} steps of {args.dt:g} s, {args.seconds:g} s of passive motion (RK4)")
     return 0
 

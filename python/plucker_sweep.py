@@ -57,36 +57,42 @@ def evaluate(client, model, algorithm, *arrays, chunk_size=20000, threads_per_ta
     return np.concatenate(client.gather(futures), axis=0)
 
 
-def _rollout_chunk(model, Q0, V0, seconds, dt, sample):
-    """Passive motion (tau = 0) from each (q0, v0), RK4 on the configuration manifold; the states
-    every `sample` steps."""
+def simulate(model, q, v, seconds, dt=1e-3, sample=10, on_step=None):
+    """Passive motion (tau = 0) under gravity from (q, v): RK4 on the configuration manifold
+    (plucker.integrate) with step dt. Returns (Q, V), the states every `sample` steps and the last
+    one. on_step(k, steps), if given, is called after each step (a progress indicator)."""
     steps = int(round(seconds / dt))
-    out_q, out_v = [], []
-    for q, v in zip(Q0, V0):
-        traj_q, traj_v = [q.copy()], [v.copy()]
-        zero = np.zeros(model.nv)
-        for k in range(steps):
-            a1 = plucker.aba(model, q, v, zero)
-            q2, v2 = plucker.integrate(model, q, v, dt / 2), v + dt / 2 * a1
-            a2 = plucker.aba(model, q2, v2, zero)
-            q3, v3 = plucker.integrate(model, q, v2, dt / 2), v + dt / 2 * a2
-            a3 = plucker.aba(model, q3, v3, zero)
-            q4, v4 = plucker.integrate(model, q, v3, dt), v + dt * a3
-            a4 = plucker.aba(model, q4, v4, zero)
-            q = plucker.integrate(model, q, (v + 2 * v2 + 2 * v3 + v4) / 6, dt)
-            v = v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
-            if (k + 1) % sample == 0:
-                traj_q.append(q.copy())
-                traj_v.append(v.copy())
-        out_q.append(np.array(traj_q))
-        out_v.append(np.array(traj_v))
+    zero = np.zeros(model.nv)
+    q, v = np.array(q, dtype=np.float64), np.array(v, dtype=np.float64)
+    out_q, out_v = [q.copy()], [v.copy()]
+    for k in range(1, steps + 1):
+        a1 = plucker.aba(model, q, v, zero)
+        q2, v2 = plucker.integrate(model, q, v, dt / 2), v + dt / 2 * a1
+        a2 = plucker.aba(model, q2, v2, zero)
+        q3, v3 = plucker.integrate(model, q, v2, dt / 2), v + dt / 2 * a2
+        a3 = plucker.aba(model, q3, v3, zero)
+        q4, v4 = plucker.integrate(model, q, v3, dt), v + dt * a3
+        a4 = plucker.aba(model, q4, v4, zero)
+        q = plucker.integrate(model, q, (v + 2 * v2 + 2 * v3 + v4) / 6, dt)
+        v = v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
+        if k % sample == 0 or k == steps:
+            out_q.append(q.copy())
+            out_v.append(v.copy())
+        if on_step is not None:
+            on_step(k, steps)
     return np.array(out_q), np.array(out_v)
 
 
+def _rollout_chunk(model, Q0, V0, seconds, dt, sample):
+    """simulate() from each (q0, v0)."""
+    runs = [simulate(model, q, v, seconds, dt, sample) for q, v in zip(Q0, V0)]
+    return np.array([r[0] for r in runs]), np.array([r[1] for r in runs])
+
+
 def rollouts(client, model, Q0, V0=None, seconds=1.0, dt=1e-3, sample=10, chunk_size=8):
-    """Simulation rollouts from many initial states over the client's workers: passive motion under
-    gravity, RK4 with step dt, the state kept every `sample` steps. Returns (Q, V) of shapes
-    (len(Q0), seconds / (dt sample) + 1, nq or nv)."""
+    """Simulation rollouts (simulate()) from many initial states over the client's workers.
+    Returns (Q, V) of shapes (len(Q0), samples, nq or nv): seconds / (dt sample) + 1 samples when
+    the steps are a multiple of `sample`."""
     Q0 = np.atleast_2d(np.asarray(Q0, dtype=np.float64))
     V0 = np.zeros((Q0.shape[0], model.nv)) if V0 is None else np.atleast_2d(np.asarray(V0, dtype=np.float64))
     if Q0.shape[1] != model.nq or V0.shape != (Q0.shape[0], model.nv):

@@ -144,16 +144,9 @@ void sized(Io& io, VecX& x) {
 // Each joint kind's parameters (none for the body-axis kinds, the fixed, spherical and free-flyer).
 template <class Io, class J>
 void joint_params(Io&, J&) {}
-template <class Io>
-void joint_params(Io& io, JointRevolute& j) {
-  field(io, j.axis);
-}
-template <class Io>
-void joint_params(Io& io, JointPrismatic& j) {
-  field(io, j.axis);
-}
-template <class Io>
-void joint_params(Io& io, JointCylindrical& j) {
+template <class Io, class J>
+requires(std::is_same_v<J, JointRevolute> || std::is_same_v<J, JointPrismatic> ||
+         std::is_same_v<J, JointCylindrical>) void joint_params(Io& io, J& j) {  // an axis only
   field(io, j.axis);
 }
 template <class Io>

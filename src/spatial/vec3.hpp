@@ -194,6 +194,15 @@ PLUCKER_HOT inline R4 swap_ij(const R4& x) {
   else
     return __builtin_shufflevector(x, x, 1, 0, 2, 3);
 }
+/// The signs that go with swap_ij: +1 at i, -1 at j, 0 at A (lane 3: +1). A plane rotation's
+/// E x and the cross product x x e_A both multiply the swapped x by them (times s or a speed).
+template <int A>
+PLUCKER_HOT inline R4 plane_signs() {
+  R4 sign{1.0, 1.0, 1.0, 1.0};
+  sign[A] = 0.0;
+  sign[(A + 2) % 3] = -1.0;
+  return sign;
+}
 /// E x = cv x + sv (x with i, j exchanged): cv = (c, c, c) but 1 at A, sv = (s, -s) at (i, j)
 /// and 0 at A. The lane vectors are made once per transform (rot<double>), not per product.
 template <int A>
@@ -203,9 +212,9 @@ struct PlaneRot4 {
 template <int A>
 PLUCKER_HOT inline PlaneRot4<A> lanes_of(const PlaneRot<A, double>& E) {
   // Constant lane patterns times broadcasts (lane inserts would take the shuffle unit).
-  R4 not_a{1.0, 1.0, 1.0, 1.0}, unit_a{}, sign{1.0, 1.0, 1.0, 1.0};
-  not_a[A] = 0.0, unit_a[A] = 1.0, sign[A] = 0.0, sign[E.j] = -1.0;
-  return {(E.c - R4{}) * not_a + unit_a, (E.s - R4{}) * sign};
+  R4 not_a{1.0, 1.0, 1.0, 1.0}, unit_a{};
+  not_a[A] = 0.0, unit_a[A] = 1.0;
+  return {(E.c - R4{}) * not_a + unit_a, (E.s - R4{}) * plane_signs<A>()};
 }
 template <int A>
 PLUCKER_HOT inline R4 mul(const PlaneRot4<A>& E, const R4& x) {
@@ -334,11 +343,7 @@ PLUCKER_HOT inline V3<S> cross_unit(const V3<S>& x, const S& s) {
 #if defined(__AVX2__)
 template <int A>
 PLUCKER_HOT inline R4 cross_unit(const R4& x, double s) {
-  constexpr int j = (A + 2) % 3;
-  R4 sign{1.0, 1.0, 1.0, 1.0};
-  sign[A] = 0.0;
-  sign[j] = -1.0;
-  return swap_ij<A>(x) * (sign * s);
+  return swap_ij<A>(x) * (plane_signs<A>() * s);
 }
 #endif
 
