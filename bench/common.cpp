@@ -294,6 +294,8 @@ const std::vector<Algorithm> kAlgorithms = {
   {"mass_matrix_symmetry", false, std::nullopt, [](Bundle& b, int i) { plucker::mass_matrix_symmetry(b.model, *b.data, b.q(i)); }},
   {"rnea_composite", false, std::nullopt, [](Bundle& b, int i) { plucker::rnea_composite(b.model, *b.data, b.q(i), b.v(i), b.a(i)); }},
   {"minv", true, std::nullopt, [](Bundle& b, int i) { plucker::minv(b.model, *b.data, b.q(i)); }},
+  {"rnea_derivatives", false, std::nullopt, [](Bundle& b, int i) { plucker::rnea_derivatives(b.model, *b.data, b.q(i), b.v(i), b.a(i)); }},
+  {"aba_derivatives", true, std::nullopt, [](Bundle& b, int i) { plucker::aba_derivatives(b.model, *b.data, b.q(i), b.v(i), b.tau(i)); }},
   {"fd_aba", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::Aba); }},
   {"fd_crba_cholesky", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::CrbaCholesky); }},
   {"fd_crba_ltdl", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::CrbaLtdl); }},

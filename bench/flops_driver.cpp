@@ -242,6 +242,10 @@ int main(int argc, char** argv) {
     w.call = [&] { plucker::forward_kinematics(model, data, q, v, a); };
   else if (algo == "minv")
     w.call = [&] { plucker::minv(model, data, q); };
+  else if (algo == "rnea_derivatives")
+    w.call = [&] { plucker::rnea_derivatives(model, data, q, v, a); };
+  else if (algo == "aba_derivatives")
+    w.call = [&] { plucker::aba_derivatives(model, data, q, v, tau); };
   else if (algo.rfind("batch_", 0) == 0) {
     // One group of W states in the SIMD lanes, one thread (the batched kernels).
     static plucker::BatchWorkspace batch(model, 1);

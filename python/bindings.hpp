@@ -7,7 +7,8 @@
 //   dynamics.cpp          rnea, crba, aba, nonlinear effects, gravity torques, energies
 //   forward_dynamics.cpp  forward_dynamics family, minv, solve_conjugate_gradient
 //   loops.cpp             closed loops (constraints, assembly, constrained dynamics)
-//   batch.cpp             the batched functions (the only ones that release the GIL)
+//   batch.cpp             the batched functions (they and the batched derivatives release the GIL)
+//   derivatives.cpp       derivatives of rnea and aba, one state and batched (these release it too)
 //   kinematics.cpp        poses, Jacobians, centre of mass, configuration space
 //
 // pybind11/eigen.h and pybind11/stl.h are deliberately not used (compile time): the few
@@ -83,6 +84,7 @@ void bind_dynamics(py::module_& mod);
 void bind_forward_dynamics(py::module_& mod);
 void bind_loops(py::module_& mod);
 void bind_batch(py::module_& mod);
+void bind_derivatives(py::module_& mod);
 void bind_kinematics(py::module_& mod);
 
 }  // namespace plucker_py

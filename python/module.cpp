@@ -118,5 +118,6 @@ PYBIND11_MODULE(plucker, mod) {
   bind_forward_dynamics(mod);
   bind_loops(mod);
   bind_batch(mod);
+  bind_derivatives(mod);
   bind_kinematics(mod);
 }

@@ -5,6 +5,7 @@
 #include "plucker/algorithms/batch.hpp"
 #include "plucker/algorithms/crba.hpp"
 #include "plucker/algorithms/data.hpp"
+#include "plucker/algorithms/derivatives.hpp"
 #include "plucker/algorithms/forward_dynamics.hpp"
 #include "plucker/algorithms/kinematics.hpp"
 #include "plucker/algorithms/rnea.hpp"

@@ -28,6 +28,19 @@ void aba_impl(const Model& model, Data& data, const double* q, const double* qd,
       });
 }
 
+/// The recursion with the external forces of f_ext (none when empty) in `frame`.
+void aba_dispatch(const Model& model, Data& data, const double* q, const double* qd, const double* tau,
+                  ExternalForces f_ext, ReferenceFrame frame) {
+  if (f_ext.empty()) {
+    aba_impl<ForceInput::None>(model, data, q, qd, tau, nullptr);
+  } else if (frame == ReferenceFrame::World) {
+    data.X_base.resize(static_cast<std::size_t>(model.nbodies()));
+    aba_impl<ForceInput::World>(model, data, q, qd, tau, f_ext.data());
+  } else {
+    aba_impl<ForceInput::Local>(model, data, q, qd, tau, f_ext.data());
+  }
+}
+
 const VecX& aba_checked(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                         const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau, ExternalForces f_ext,
                         ReferenceFrame frame) {
@@ -37,17 +50,8 @@ const VecX& aba_checked(const Model& model, Data& data, const Eigen::Ref<const V
     model.check_tangent(v, "v");
     model.check_tangent(tau, "tau");
   });
-  if (f_ext.empty()) {
-    aba_impl<ForceInput::None>(model, data, q.data(), v.data(), tau.data(), nullptr);
-  } else {
-    detail::check_forces(model, f_ext, "aba");
-    if (frame == ReferenceFrame::World) {
-      data.X_base.resize(static_cast<std::size_t>(model.nbodies()));
-      aba_impl<ForceInput::World>(model, data, q.data(), v.data(), tau.data(), f_ext.data());
-    } else {
-      aba_impl<ForceInput::Local>(model, data, q.data(), v.data(), tau.data(), f_ext.data());
-    }
-  }
+  if (!f_ext.empty()) detail::check_forces(model, f_ext, "aba");
+  aba_dispatch(model, data, q.data(), v.data(), tau.data(), f_ext, frame);
   detail::check_finite_result(model, data, data.qdd, "aba", "qdd");
   return data.qdd;
 }
@@ -87,6 +91,11 @@ void throw_singular(const Model& model, int i, int k, const char* fn, double piv
 
 void detail::aba_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* tau) {
   aba_impl<ForceInput::None>(model, data, q, v, tau, nullptr);
+}
+
+void detail::aba_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* tau,
+                           ExternalForces f_ext, ReferenceFrame frame) {
+  aba_dispatch(model, data, q, v, tau, f_ext, frame);
 }
 
 const VecX& aba(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,

@@ -13,6 +13,7 @@
 
 #include "algorithms/lanes.hpp"
 #include "algorithms/thread_pool.hpp"
+#include "plucker/algorithms/derivatives.hpp"
 
 namespace plucker {
 
@@ -222,6 +223,57 @@ void crba_batch_packed(const Model& model, BatchWorkspace& workspace, const Eige
       [&](Data& data, Eigen::Index b) {
         detail::crba_unchecked(model, data, Q.col(b).data(), Triangle::Upper);
         pack_jsim(workspace.jsim_pattern(), data.M, Mp.col(b));
+      });
+}
+
+namespace {
+void check_square_blocks(const char* fn, const char* name, const Eigen::Ref<MatX>& X, Eigen::Index nv, Eigen::Index B) {
+  if (X.rows() != nv || X.cols() != nv * B)
+    throw InvalidArgument(std::string(fn) + ": " + name + " (output) is " + std::to_string(X.rows()) + " x " +
+                          std::to_string(X.cols()) + ", expected nv x (nv B) = " + std::to_string(nv) + " x " +
+                          std::to_string(nv * B));
+}
+}  // namespace
+
+void rnea_derivatives_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
+                            const Eigen::Ref<const MatX>& V, const Eigen::Ref<const MatX>& A, Eigen::Ref<MatX> dTau_dq,
+                            Eigen::Ref<MatX> dTau_dv) {
+  const char* fn = "rnea_derivatives_batch";
+  const Eigen::Index B = Q.cols(), nv = model.nv();
+  check_batch_sizes(fn, "Q", Q, model.nq(), "nq x B", B);
+  check_batch_sizes(fn, "V", V, nv, "nv x B", B);
+  check_batch_sizes(fn, "A", A, nv, "nv x B", B);
+  check_square_blocks(fn, "dTau_dq", dTau_dq, nv, B);
+  check_square_blocks(fn, "dTau_dv", dTau_dv, nv, B);
+  check_states(model, fn, Q, &V, &A, "a");
+  BatchAccess::for_each_state(
+      fn, model, workspace, B, [](detail::LaneScratch&, Eigen::Index) { return false; },
+      [&](Data& data, Eigen::Index b) {
+        rnea_derivatives(model, data, Q.col(b), V.col(b), A.col(b));
+        dTau_dq.middleCols(b * nv, nv) = data.dtau_dq;
+        dTau_dv.middleCols(b * nv, nv) = data.dtau_dv;
+      });
+}
+
+void aba_derivatives_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
+                           const Eigen::Ref<const MatX>& V, const Eigen::Ref<const MatX>& Tau, Eigen::Ref<MatX> dQdd_dq,
+                           Eigen::Ref<MatX> dQdd_dv, Eigen::Ref<MatX> dQdd_dtau) {
+  const char* fn = "aba_derivatives_batch";
+  const Eigen::Index B = Q.cols(), nv = model.nv();
+  check_batch_sizes(fn, "Q", Q, model.nq(), "nq x B", B);
+  check_batch_sizes(fn, "V", V, nv, "nv x B", B);
+  check_batch_sizes(fn, "Tau", Tau, nv, "nv x B", B);
+  check_square_blocks(fn, "dQdd_dq", dQdd_dq, nv, B);
+  check_square_blocks(fn, "dQdd_dv", dQdd_dv, nv, B);
+  check_square_blocks(fn, "dQdd_dtau", dQdd_dtau, nv, B);
+  check_states(model, fn, Q, &V, &Tau, "tau");
+  BatchAccess::for_each_state(
+      fn, model, workspace, B, [](detail::LaneScratch&, Eigen::Index) { return false; },
+      [&](Data& data, Eigen::Index b) {
+        aba_derivatives(model, data, Q.col(b), V.col(b), Tau.col(b));
+        dQdd_dq.middleCols(b * nv, nv) = data.dqdd_dq;
+        dQdd_dv.middleCols(b * nv, nv) = data.dqdd_dv;
+        dQdd_dtau.middleCols(b * nv, nv) = data.Minv;
       });
 }
 

@@ -21,6 +21,20 @@ void rnea_impl(const Model& model, Data& data, const double* q, const double* qd
       [&](int i, int p, Force& f) { detail::subtract_external_force<F>(data, i, p, f_ext, f); });
 }
 
+/// The recursion with the external forces of f_ext (none when empty) in `frame`.
+template <bool WithVelocity, bool WithAcceleration>
+void rnea_dispatch(const Model& model, Data& data, const double* q, const double* qd, const double* qdd,
+                   ExternalForces f_ext, ReferenceFrame frame) {
+  if (f_ext.empty()) {
+    rnea_impl<WithVelocity, WithAcceleration, ForceInput::None>(model, data, q, qd, qdd, nullptr);
+  } else if (frame == ReferenceFrame::World) {
+    data.X_base.resize(static_cast<std::size_t>(model.nbodies()));
+    rnea_impl<WithVelocity, WithAcceleration, ForceInput::World>(model, data, q, qd, qdd, f_ext.data());
+  } else {
+    rnea_impl<WithVelocity, WithAcceleration, ForceInput::Local>(model, data, q, qd, qdd, f_ext.data());
+  }
+}
+
 template <bool WithVelocity, bool WithAcceleration>
 const VecX& rnea_checked(const char* fn, const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                          const Eigen::Ref<const VecX>* v, const Eigen::Ref<const VecX>* a, ExternalForces f_ext,
@@ -31,19 +45,9 @@ const VecX& rnea_checked(const char* fn, const Model& model, Data& data, const E
     if (v) model.check_tangent(*v, "v");
     if (a) model.check_tangent(*a, "a");
   });
-  const double* qd = v ? v->data() : nullptr;
-  const double* qdd = a ? a->data() : nullptr;
-  if (f_ext.empty()) {
-    rnea_impl<WithVelocity, WithAcceleration, ForceInput::None>(model, data, q.data(), qd, qdd, nullptr);
-  } else {
-    detail::check_forces(model, f_ext, fn);
-    if (frame == ReferenceFrame::World) {
-      data.X_base.resize(static_cast<std::size_t>(model.nbodies()));
-      rnea_impl<WithVelocity, WithAcceleration, ForceInput::World>(model, data, q.data(), qd, qdd, f_ext.data());
-    } else {
-      rnea_impl<WithVelocity, WithAcceleration, ForceInput::Local>(model, data, q.data(), qd, qdd, f_ext.data());
-    }
-  }
+  if (!f_ext.empty()) detail::check_forces(model, f_ext, fn);
+  rnea_dispatch<WithVelocity, WithAcceleration>(model, data, q.data(), v ? v->data() : nullptr, a ? a->data() : nullptr,
+                                                f_ext, frame);
   detail::check_finite_result(model, data, data.tau, fn, "tau");
   return data.tau;
 }
@@ -52,6 +56,11 @@ const VecX& rnea_checked(const char* fn, const Model& model, Data& data, const E
 
 void detail::rnea_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* a) {
   rnea_impl<true, true, ForceInput::None>(model, data, q, v, a, nullptr);
+}
+
+void detail::rnea_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* a,
+                            ExternalForces f_ext, ReferenceFrame frame) {
+  rnea_dispatch<true, true>(model, data, q, v, a, f_ext, frame);
 }
 
 const VecX& rnea(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,

@@ -29,7 +29,8 @@ enum class Slot : int {
   Kinematics,
   Loops,
   Singularity,
-  Last = Singularity
+  Derivatives,
+  Last = Derivatives
 };
 static_assert(static_cast<int>(Slot::Last) < kWorkspaceSlots);
 
@@ -171,5 +172,10 @@ inline void check_finite_result(const Model& model, const Data& data, const VecX
 void rnea_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* a);
 void aba_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* tau);
 void crba_unchecked(const Model& model, Data& data, const double* q, Triangle triangle);
+/// As above with the external forces f_ext (checked by check_forces; none when empty) in `frame`.
+void rnea_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* a,
+                    ExternalForces f_ext, ReferenceFrame frame);
+void aba_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* tau,
+                   ExternalForces f_ext, ReferenceFrame frame);
 
 }  // namespace plucker::detail

@@ -101,6 +101,17 @@ void crba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<
 void crba_batch_packed(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
                        Eigen::Ref<MatX> Mp);
 
+/// The derivatives per state, each state on one thread (no SIMD lanes: the per-state work is
+/// O(N d) of small matrix products): block b = middleCols(b nv, nv) of each nv x (nv B) result
+/// is that of rnea_derivatives(Q.col(b), V.col(b), A.col(b)): dTau_dq, dTau_dv.
+void rnea_derivatives_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
+                            const Eigen::Ref<const MatX>& V, const Eigen::Ref<const MatX>& A, Eigen::Ref<MatX> dTau_dq,
+                            Eigen::Ref<MatX> dTau_dv);
+/// ... and of aba_derivatives(Q.col(b), V.col(b), Tau.col(b)): dQdd_dq, dQdd_dv, dQdd_dtau (M^-1).
+void aba_derivatives_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
+                           const Eigen::Ref<const MatX>& V, const Eigen::Ref<const MatX>& Tau, Eigen::Ref<MatX> dQdd_dq,
+                           Eigen::Ref<MatX> dQdd_dv, Eigen::Ref<MatX> dQdd_dtau);
+
 // Convenience forms: a workspace of `threads` threads and the result matrix made per call.
 MatX rnea_batch(const Model& model, const Eigen::Ref<const MatX>& Q, const Eigen::Ref<const MatX>& V,
                 const Eigen::Ref<const MatX>& A, int threads = 0);

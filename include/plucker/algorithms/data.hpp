@@ -78,7 +78,9 @@ struct Data {
   VecX tau;                       ///< rnea / nonlinear_effects / gravity_torques
   VecX qdd;                       ///< aba / forward dynamics
   MatX M;                         ///< crba (nv x nv); the factorisations work in place on it
-  MatX Minv;                      ///< minv (nv x nv)
+  MatX Minv;                      ///< minv (nv x nv); aba_derivatives: d qdd / d tau
+  MatX dtau_dq, dtau_dv;          ///< rnea_derivatives (nv x nv; d tau / d a is M)
+  MatX dqdd_dq, dqdd_dv;          ///< aba_derivatives (nv x nv)
   std::vector<Transform> X_base;  ///< i_X_0: world -> body (forward_kinematics, Jacobians, world f_ext)
   Matrix6X J;                     ///< body_jacobian (6 x nv)
   Matrix3X J_com;                 ///< center_of_mass_jacobian (3 x nv)
