@@ -1,6 +1,6 @@
 // plucker_flops: the workload of the operation counts (issue 5; `make flops`, bench/count_flops.py).
 //
-//   plucker_flops --model=SPEC --algo=NAME [--reps=K]
+//   plucker_flops --model=SPEC --algo=NAME [--reps=K] [--time=ROUNDS]
 //   plucker_flops --validate=NAME [--reps=K]
 //   plucker_flops --op=NAME [--reps=K]
 //
@@ -26,6 +26,8 @@
 // stdout: one line of key=value pairs describing the run (count_flops.py reads it); pairs is
 // the number of (DoF, ancestor DoF) pairs, the nonzeros of M's strict lower triangle, which
 // sets the CRBA's O(n^2) term.
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +35,7 @@
 #include <iostream>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "plucker/algorithms/batch.hpp"
 #include "plucker/io/urdf.hpp"
@@ -265,6 +268,20 @@ int main(int argc, char** argv) {
     usage("unknown --algo '" + algo + "'");
 
   w.call();  // warm-up: first-touch of Data, lazy initialisation, PLT binding
+  if (const std::string rounds = arg_value(argc, argv, "time"); !rounds.empty()) {
+    // --time=R: R rounds of `reps` calls timed in process; prints the median ns per call (a
+    // quick A/B timer on a loaded machine; the benchmark proper is plucker_bench).
+    std::vector<double> per_call;
+    for (int r = 0; r < std::max(1, std::stoi(rounds)); ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      plucker_flops_region(w, reps);
+      per_call.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+                         reps);
+    }
+    std::nth_element(per_call.begin(), per_call.begin() + per_call.size() / 2, per_call.end());
+    std::cout << per_call[per_call.size() / 2] << '\n';
+    return 0;
+  }
   plucker_flops_region(w, reps);
 
   // Something of the result, so that a broken build shows up as nonsense here.

@@ -29,13 +29,16 @@
 //
 // Each body's P_i = Ic_i S_i and Q_i = B_i^T S_i make (1), (3) two 6-term dot products per
 // pair (i, k) of a body and an ancestor; (2), (4) one each with the per-column vectors of k.
-// O(N) 6 x 6 work, O(nv d) pairs.
+// O(N) 6 x 6 work, O(nv d) pairs. On depth-first models (a subtree's velocity indices
+// contiguous) the pairs of a joint k and its subtree are one matrix-vector product per column
+// and per row of k.
 //
 // Forward dynamics: qdd = FD(q, v, tau) solves ID(q, v, qdd) = tau, so
 // d qdd / d x = -M^-1 d tau / d x at a = qdd and d qdd / d tau = M^-1 (implicit function
 // theorem); M^-1 from minv (paper 002 §6).
 #include "plucker/algorithms/derivatives.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "algorithms/fd_kernels.hpp"
@@ -47,26 +50,26 @@ namespace {
 using detail::ForceInput;
 
 // World-coordinate spatial vectors as 6-vectors [angular; linear] (motion) and [moment; force].
-Vec6 cross_motion(const Vec6& m, const Vec6& n) {  // m x n
+PLUCKER_HOT inline Vec6 cross_motion(const Vec6& m, const Vec6& n) {  // m x n
   Vec6 out;
   out.head<3>() = m.head<3>().cross(n.head<3>());
   out.tail<3>() = m.head<3>().cross(n.tail<3>()) + m.tail<3>().cross(n.head<3>());
   return out;
 }
-Vec6 cross_force(const Vec6& m, const Vec6& f) {  // m x* f
+PLUCKER_HOT inline Vec6 cross_force(const Vec6& m, const Vec6& f) {  // m x* f
   Vec6 out;
   out.head<3>() = m.head<3>().cross(f.head<3>()) + m.tail<3>().cross(f.tail<3>());
   out.tail<3>() = m.head<3>().cross(f.tail<3>());
   return out;
 }
-Mat6 crm_matrix(const Vec6& m) {  // crm(m) n = m x n
+PLUCKER_HOT inline Mat6 crm_matrix(const Vec6& m) {  // crm(m) n = m x n
   Mat6 out = Mat6::Zero();
   out.topLeftCorner<3, 3>() = skew(m.head<3>());
   out.bottomLeftCorner<3, 3>() = skew(m.tail<3>());
   out.bottomRightCorner<3, 3>() = skew(m.head<3>());
   return out;
 }
-Mat6 force_bar(const Vec6& f) {  // f-bar u = u x* f
+PLUCKER_HOT inline Mat6 force_bar(const Vec6& f) {  // f-bar u = u x* f
   Mat6 out = Mat6::Zero();
   out.topLeftCorner<3, 3>() = -skew(f.head<3>());
   out.topRightCorner<3, 3>() = -skew(f.tail<3>());
@@ -76,9 +79,11 @@ Mat6 force_bar(const Vec6& f) {  // f-bar u = u x* f
 
 struct DerivativesWorkspace : detail::WorkspaceOf<DerivativesWorkspace> {
   static constexpr detail::Slot slot = detail::Slot::Derivatives;
+  using Matrix12X = Eigen::Matrix<double, 12, Eigen::Dynamic>;
   explicit DerivativesWorkspace(const Model& model) {
     const auto n = static_cast<std::size_t>(model.nbodies());
-    for (Matrix6X* x : {&S, &P, &Q, &R, &psi, &u, &zeta, &y_q, &y_v}) x->setZero(6, model.nv());
+    for (Matrix12X* x : {&PQ, &RS, &psi_u, &zeta_s}) x->setZero(12, model.nv());
+    for (Matrix6X* x : {&y_q, &y_v}) x->setZero(6, model.nv());
     Ic.assign(n, Mat6::Zero());
     B.assign(n, Mat6::Zero());
     v.assign(n, Vec6::Zero());
@@ -86,9 +91,12 @@ struct DerivativesWorkspace : detail::WorkspaceOf<DerivativesWorkspace> {
     F.assign(n, Vec6::Zero());
     Fe.assign(n, Vec6::Zero());
   }
-  /// Per velocity index (world coordinates): S, P = Ic S, Q = B^T S, R = Fe-bar^T S, and the
-  /// column vectors psi, u, zeta of (1)-(4) and y_q, y_v, the vectors of (2) and (4).
-  Matrix6X S, P, Q, R, psi, u, zeta, y_q, y_v;
+  /// Per velocity index (world coordinates), stacked so that each entry of (1), (3) and M is one
+  /// dot product of a row column with a column column: PQ = [P; Q] = [Ic S; B^T S] of the row's
+  /// body, psi_u = [psi; u] and zeta_s = [zeta; S] of the column's joint; RS = [R; 0] with
+  /// R = Fe-bar^T S (world-frame external forces). y_q, y_v: the vectors of (2) and (4).
+  Matrix12X PQ, RS, psi_u, zeta_s;
+  Matrix6X y_q, y_v;
   /// Per body (world coordinates): the composites Ic and B, v, a, the joint force F, and the
   /// composite of the world-frame external forces Fe.
   std::vector<Mat6> Ic, B;
@@ -98,6 +106,55 @@ struct DerivativesWorkspace : detail::WorkspaceOf<DerivativesWorkspace> {
 /// The motion subspace of joint i in its body's coordinates (6 x nv_i).
 MatS6 motion_subspace(const Model& model, int i) {
   return std::visit([](const auto& joint) { return joint.S(); }, model.joint(i));
+}
+
+/// The derivatives (1)-(4) and M, after the RNEA has left X_up, v, a and the joint forces F
+/// (body coordinates) in data. f_ext: the external forces as given (World), else unused.
+/// The entries of the results for the rows of body i and the columns of its ancestor (or
+/// itself) k, and, k != i, for the rows of k and the columns of i: (1)-(4) and M.
+template <ForceInput FI>
+void fill_pair(const Model& model, const DerivativesWorkspace& ws, int i, int k, MatX& dq, MatX& dv, MatX& M) {
+  const int r0 = model.idx_v(i), ri = model.joint_nv(i), c0 = model.idx_v(k), ck = model.joint_nv(k);
+  for (int c = c0; c < c0 + ck; ++c) {
+    for (int r = r0; r < r0 + ri; ++r) {  // rows of i, columns of k: (1), (3), M
+      dq(r, c) = -ws.PQ.col(r).dot(ws.psi_u.col(c));
+      if constexpr (FI == ForceInput::World) dq(r, c) += ws.RS.col(r).dot(ws.zeta_s.col(c));
+      dv(r, c) = ws.PQ.col(r).dot(ws.zeta_s.col(c));
+      M(r, c) = ws.PQ.col(r).head<6>().dot(ws.zeta_s.col(c).tail<6>());
+    }
+  }
+  if (k == i) return;
+  for (int c = r0; c < r0 + ri; ++c) {  // rows of k, columns of i: (2), (4)
+    for (int r = c0; r < c0 + ck; ++r) {
+      dq(r, c) = ws.zeta_s.col(r).tail<6>().dot(ws.y_q.col(c));
+      dv(r, c) = ws.zeta_s.col(r).tail<6>().dot(ws.y_v.col(c));
+      M(r, c) = M(c, r);
+    }
+  }
+}
+
+/// The same entries for body k and its whole subtree at once, when the subtree's velocity
+/// indices are the contiguous range [idx_v(k), subtree_v_end(k)) (depth-first models): one
+/// matrix-vector product per column of k and per row of k.
+template <ForceInput FI>
+void fill_subtree(const Model& model, const DerivativesWorkspace& ws, int k, MatX& dq, MatX& dv, MatX& M) {
+  const int c0 = model.idx_v(k), ck = model.joint_nv(k), m = model.subtree_v_end(k) - c0;
+  const auto rows = ws.PQ.middleCols(c0, m).transpose();  // [P Q] of the subtree's rows
+  for (int c = c0; c < c0 + ck; ++c) {                    // rows of nu(k), columns of k: (1), (3), M
+    dq.col(c).segment(c0, m).noalias() -= rows * ws.psi_u.col(c);  // dq was zeroed
+    if constexpr (FI == ForceInput::World)
+      dq.col(c).segment(c0, m).noalias() += ws.RS.middleCols(c0, m).transpose() * ws.zeta_s.col(c);
+    dv.col(c).segment(c0, m).noalias() = rows * ws.zeta_s.col(c);
+    M.col(c).segment(c0, m).noalias() = rows.leftCols<6>() * ws.zeta_s.col(c).tail<6>();
+  }
+  const int rest = m - ck;  // the strict subtree's columns
+  if (rest == 0) return;
+  for (int r = c0; r < c0 + ck; ++r) {  // rows of k, columns of nu(k) \ k: (2), (4), M
+    const auto S_r = ws.zeta_s.col(r).tail<6>();
+    dq.row(r).segment(c0 + ck, rest).noalias() = S_r.transpose() * ws.y_q.middleCols(c0 + ck, rest);
+    dv.row(r).segment(c0 + ck, rest).noalias() = S_r.transpose() * ws.y_v.middleCols(c0 + ck, rest);
+    M.row(r).segment(c0 + ck, rest) = M.col(r).segment(c0 + ck, rest).transpose();
+  }
 }
 
 /// The derivatives (1)-(4) and M, after the RNEA has left X_up, v, a and the joint forces F
@@ -129,10 +186,9 @@ void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f
     const MatS6 S_body = motion_subspace(model, i);
     for (int c = 0, k = model.idx_v(i); c < S_body.cols(); ++c, ++k) {
       const Vec6 s = X.apply_inverse(Motion(Vec6(S_body.col(c)))).vector();
-      ws.S.col(k) = s;
-      ws.u.col(k) = cross_motion(s, v_parent);
-      ws.psi.col(k) = cross_motion(s, a_parent) - cross_motion(ws.u.col(k), v_parent);
-      ws.zeta.col(k) = cross_motion(v_parent + ws.v[i], s);
+      const Vec6 u = cross_motion(s, v_parent);
+      ws.psi_u.col(k) << cross_motion(s, a_parent) - cross_motion(u, v_parent), u;
+      ws.zeta_s.col(k) << cross_motion(v_parent + ws.v[i], s), s;
     }
   }
   for (int i = n - 1; i > 0; --i) {  // composites over the subtrees
@@ -145,48 +201,36 @@ void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f
   for (int i = 1; i < n; ++i) {
     const int c0 = model.idx_v(i), d = model.joint_nv(i);
     if (d == 0) continue;
-    ws.P.middleCols(c0, d).noalias() = ws.Ic[i] * ws.S.middleCols(c0, d);
-    ws.Q.middleCols(c0, d).noalias() = ws.B[i].transpose() * ws.S.middleCols(c0, d);
+    const auto S = ws.zeta_s.middleCols(c0, d).bottomRows<6>();
+    ws.PQ.middleCols(c0, d).topRows<6>().noalias() = ws.Ic[i] * S;
+    ws.PQ.middleCols(c0, d).bottomRows<6>().noalias() = ws.B[i].transpose() * S;
     Vec6 F_moving = ws.F[i];  // the part of F_i that moves with the subtree
     if constexpr (FI == ForceInput::World) {
-      ws.R.middleCols(c0, d).noalias() = force_bar(ws.Fe[i]).transpose() * ws.S.middleCols(c0, d);
+      ws.RS.middleCols(c0, d).bottomRows<6>().noalias() = force_bar(ws.Fe[i]).transpose() * S;
       F_moving += ws.Fe[i];
     }
     for (int k = c0; k < c0 + d; ++k) {
-      ws.y_q.col(k) = cross_force(ws.S.col(k), F_moving) - ws.Ic[i] * ws.psi.col(k) - ws.B[i] * ws.u.col(k);  // (2)
-      ws.y_v.col(k) = ws.Ic[i] * ws.zeta.col(k) + ws.B[i] * ws.S.col(k);                                      // (4)
+      const auto psi = ws.psi_u.col(k).head<6>(), u = ws.psi_u.col(k).tail<6>();
+      const auto zeta = ws.zeta_s.col(k).head<6>(), s = ws.zeta_s.col(k).tail<6>();
+      ws.y_q.col(k) = cross_force(s, F_moving) - ws.Ic[i] * psi - ws.B[i] * u;  // (2)
+      ws.y_v.col(k) = ws.Ic[i] * zeta + ws.B[i] * s;                            // (4)
     }
   }
 
   MatX& dq = detail::sized(data.dtau_dq, nv, nv);
   MatX& dv = detail::sized(data.dtau_dv, nv, nv);
   MatX& M = detail::sized(data.M, nv, nv);
-  dq.setZero();
+  dq.setZero();  // the pairs of bodies on different branches
   dv.setZero();
   M.setZero();
-  for (int i = 1; i < n; ++i) {
-    const int r0 = model.idx_v(i), ri = model.joint_nv(i);
-    if (ri == 0) continue;
-    for (int k = i; k > 0; k = model.parent(k)) {  // k = i and its ancestors
-      const int c0 = model.idx_v(k), ck = model.joint_nv(k);
-      for (int c = c0; c < c0 + ck; ++c) {
-        for (int r = r0; r < r0 + ri; ++r) {  // rows of i, columns of k: (1), (3), M
-          double dq_rc = -(ws.P.col(r).dot(ws.psi.col(c)) + ws.Q.col(r).dot(ws.u.col(c)));
-          if constexpr (FI == ForceInput::World) dq_rc += ws.R.col(r).dot(ws.S.col(c));
-          dq(r, c) = dq_rc;
-          dv(r, c) = ws.P.col(r).dot(ws.zeta.col(c)) + ws.Q.col(r).dot(ws.S.col(c));
-          M(r, c) = ws.P.col(r).dot(ws.S.col(c));
-        }
-      }
-      if (k == i) continue;
-      for (int c = r0; c < r0 + ri; ++c) {  // rows of the ancestor k, columns of i: (2), (4)
-        for (int r = c0; r < c0 + ck; ++r) {
-          dq(r, c) = ws.S.col(r).dot(ws.y_q.col(c));
-          dv(r, c) = ws.S.col(r).dot(ws.y_v.col(c));
-          M(r, c) = M(c, r);
-        }
-      }
-    }
+  if (model.has_contiguous_subtrees()) {
+    for (int k = 1; k < n; ++k)
+      if (model.joint_nv(k) > 0) fill_subtree<FI>(model, ws, k, dq, dv, M);
+  } else {
+    for (int i = 1; i < n; ++i)
+      if (model.joint_nv(i) > 0)
+        for (int k = i; k > 0; k = model.parent(k))  // k = i and its ancestors
+          if (model.joint_nv(k) > 0) fill_pair<FI>(model, ws, i, k, dq, dv, M);
   }
 }
 
@@ -202,7 +246,7 @@ void derivatives_of_rnea(const Model& model, Data& data, const double* q, const 
 }
 
 void check_finite_matrix(const MatX& X, const char* fn, const char* name) {
-  if (!X.allFinite())
+  if (!std::isfinite(X.sum()) && !X.allFinite())
     throw NumericalError(std::string(fn) + ": " + name +
                          " is not finite although its inputs are: the state overflows double precision");
 }
