@@ -9,6 +9,7 @@
 //   loops.cpp             closed loops (constraints, assembly, constrained dynamics)
 //   batch.cpp             the batched functions (the only ones that release the GIL)
 //   kinematics.cpp        poses, Jacobians, centre of mass, configuration space
+//   operational_space.cpp operational-space dynamics (task Jacobian, Lambda, Jbar, N, bias)
 //
 // pybind11/eigen.h and pybind11/stl.h are deliberately not used (compile time): the few
 // conversions are written out in convert.cpp.
@@ -84,5 +85,6 @@ void bind_forward_dynamics(py::module_& mod);
 void bind_loops(py::module_& mod);
 void bind_batch(py::module_& mod);
 void bind_kinematics(py::module_& mod);
+void bind_operational_space(py::module_& mod);
 
 }  // namespace plucker_py

@@ -119,4 +119,5 @@ PYBIND11_MODULE(plucker, mod) {
   bind_loops(mod);
   bind_batch(mod);
   bind_kinematics(mod);
+  bind_operational_space(mod);
 }

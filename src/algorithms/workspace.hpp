@@ -29,7 +29,8 @@ enum class Slot : int {
   Kinematics,
   Loops,
   Singularity,
-  Last = Singularity
+  OperationalSpace,
+  Last = OperationalSpace
 };
 static_assert(static_cast<int>(Slot::Last) < kWorkspaceSlots);
 
