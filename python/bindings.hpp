@@ -10,6 +10,7 @@
 //   batch.cpp             the batched functions (they and the batched derivatives release the GIL)
 //   derivatives.cpp       derivatives of rnea and aba, one state and batched (these release it too)
 //   kinematics.cpp        poses, Jacobians, centre of mass, configuration space
+//   operational_space.cpp operational-space dynamics (task Jacobian, Lambda, Jbar, N, bias)
 //
 // pybind11/eigen.h and pybind11/stl.h are deliberately not used (compile time): the few
 // conversions are written out in convert.cpp.
@@ -86,5 +87,6 @@ void bind_loops(py::module_& mod);
 void bind_batch(py::module_& mod);
 void bind_derivatives(py::module_& mod);
 void bind_kinematics(py::module_& mod);
+void bind_operational_space(py::module_& mod);
 
 }  // namespace plucker_py

@@ -294,4 +294,12 @@ py::array_t<double> to_numpy(const double* p, py::ssize_t n) {
   return out;
 }
 
+PyObject* named_tuple(py::module_& mod, const char* name, py::tuple fields, const char* doc) {
+  py::object type = py::module_::import("collections").attr("namedtuple")(name, fields);
+  type.attr("__doc__") = doc;
+  type.attr("__module__") = "plucker";
+  mod.attr(name) = type;
+  return type.release().ptr();
+}
+
 }  // namespace plucker_py

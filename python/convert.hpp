@@ -42,6 +42,7 @@ PLUCKER_PY_ANY(OptInt)
 PLUCKER_PY_ANY(PathLike)
 PLUCKER_PY_ANY(Axes)
 PLUCKER_PY_ANY(Names)
+PLUCKER_PY_ANY(Tasks)
 #undef PLUCKER_PY_ANY
 }  // namespace plucker_py
 namespace pybind11::detail {
@@ -58,6 +59,7 @@ PLUCKER_PY_NAME(OptInt, "Optional[int]")
 PLUCKER_PY_NAME(PathLike, "Union[str, os.PathLike]")
 PLUCKER_PY_NAME(Axes, "Optional[Sequence[numpy.typing.ArrayLike]]")
 PLUCKER_PY_NAME(Names, "Iterable[str]")
+PLUCKER_PY_NAME(Tasks, "Sequence[Union[str, Tuple[str, Union[str, Sequence[int]]]]]")
 #undef PLUCKER_PY_NAME
 }  // namespace pybind11::detail
 
@@ -184,6 +186,9 @@ py::array_t<double> mat_out(const M& m) {
                                                                                      m.cols()) = m;
   return out;
 }
+
+/// A namedtuple class, attribute `name` of the module; one reference kept for good.
+PyObject* named_tuple(py::module_& mod, const char* name, py::tuple fields, const char* doc);
 
 /// Wraps a new C++ model.
 std::unique_ptr<PyModel> wrap(Model&& m);

@@ -11,15 +11,6 @@ namespace {
 PyObject* g_fd_choice_type = nullptr;  // namedtuple ForwardDynamicsChoice(method, reason)
 PyObject* g_cg_result_type = nullptr;  // namedtuple ConjugateGradientResult(x, iterations, residual)
 
-/// A namedtuple class, attribute `name` of the module; one reference kept for good.
-PyObject* named_tuple(py::module_& mod, const char* name, py::tuple fields, const char* doc) {
-  py::object type = py::module_::import("collections").attr("namedtuple")(name, fields);
-  type.attr("__doc__") = doc;
-  type.attr("__module__") = "plucker";
-  mod.attr(name) = type;
-  return type.release().ptr();
-}
-
 py::array_t<double> fd_crba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, ForceDict f_ext,
                                const std::string& frame) {
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");

@@ -120,4 +120,5 @@ PYBIND11_MODULE(plucker, mod) {
   bind_batch(mod);
   bind_derivatives(mod);
   bind_kinematics(mod);
+  bind_operational_space(mod);
 }

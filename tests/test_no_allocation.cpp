@@ -188,6 +188,12 @@ void expect_no_allocation(const Model& model) {
   MatX batch_out(model.nv(), B), batch_M(model.nv(), model.nv() * B), batch_Mp(batch.jsim_pattern().nnz(), B);
   const bool has_frame = !model.frames().empty();
   using RF = ReferenceFrame;
+  // A regular task: the last frame's (else the last body's) full motion with a floating base,
+  // its position otherwise.
+  const TaskRows op_rows = model.has_floating_base() ? TaskRows::All : TaskRows::Position;
+  const OperationalTask op_tasks[1] = {
+      has_frame ? OperationalTask::of_frame(model, static_cast<int>(model.frames().size()) - 1, op_rows)
+                : OperationalTask::of_body(tip, op_rows)};
   // std::function objects are built before measuring; calling one does not allocate.
   const std::vector<Call> calls = {
       {"rnea", [&] { escape(rnea(model, data, q, v, a)); }},
@@ -215,6 +221,9 @@ void expect_no_allocation(const Model& model) {
       {"body_jacobian World", [&] { escape(body_jacobian(model, data, q, tip, RF::World)); }},
       {"body_jacobian Local", [&] { escape(body_jacobian(model, data, q, tip, RF::Local)); }},
       {"jacobian_dot_times_v", [&] { escape(jacobian_dot_times_v(model, data, q, v, tip, RF::World)); }},
+      {"operational_space local", [&] { escape(operational_space(model, data, q, v, op_tasks, TaskFrame::Local)); }},
+      {"operational_space local_world_aligned",
+       [&] { escape(operational_space(model, data, q, v, op_tasks, TaskFrame::LocalWorldAligned)); }},
       {"center_of_mass", [&] { escape(center_of_mass(model, data, q)); }},
       {"center_of_mass_jacobian", [&] { escape(center_of_mass_jacobian(model, data, q)); }},
       {"rnea_batch (1 thread)", [&] { rnea_batch(model, batch, Q, V, A, batch_out); }},

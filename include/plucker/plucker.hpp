@@ -8,6 +8,7 @@
 #include "plucker/algorithms/derivatives.hpp"
 #include "plucker/algorithms/forward_dynamics.hpp"
 #include "plucker/algorithms/kinematics.hpp"
+#include "plucker/algorithms/operational_space.hpp"
 #include "plucker/algorithms/rnea.hpp"
 #include "plucker/constraints/constrained_dynamics.hpp"
 #include "plucker/constraints/loop_constraints.hpp"

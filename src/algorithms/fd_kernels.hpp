@@ -61,6 +61,12 @@ const MatX& minv_impl(const Model& model, Data& data);
 /// factorize_ltdl / solve_ltdl without the argument checks.
 void factorize_ltdl_unchecked(const Model& model, Data& data);
 void solve_ltdl_unchecked(const Model& model, Data& data, Eigen::Ref<VecX> x);
+/// The halves of solve_ltdl on the factors M = L^T D L in data.M: x <- L^-T x for x zero outside
+/// DoF `top` and its DoF-level ancestors (a column of a task Jacobian of operational_space: zero
+/// outside its body's support; O(d^2) for a path of d DoFs, and x stays zero outside the path),
+/// and x <- L^-1 x (nv entries).
+void solve_ltdl_transposed_path_unchecked(const Model& model, Data& data, double* x, int top);
+void solve_ltdl_unit_unchecked(const Model& model, Data& data, double* x);
 
 /// Dense LTL (M = L^T L with the parent array lambda(k) = k - 1: a dense Cholesky factorisation
 /// that visits every entry), in place on the upper triangle of M (L^T there); and its solve.

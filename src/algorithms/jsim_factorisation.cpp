@@ -84,22 +84,35 @@ void ltl_in_place(const Model& model, MatX& M, VecX& scale, const Pattern& P, co
   }
 }
 
-// M x = b with M = L^T D L: L^T y = b leaves first, then D z = y, then L x = z root first.
-// L(i, j) is stored in M(j, i).
-template <class Pattern>
-void ltdl_solve(const MatX& M, double* x_ptr, int n, const Pattern& P) {
-  Eigen::Map<VecX> x(x_ptr, n);
-  for (int i = n - 1; i >= 0; --i)
+// The two unit-triangular halves of a solve with M = L^T D L; L(i, j) is stored in M(j, i).
+// L^T y = b leaves first. With Path, b is zero outside DoF `top` and its ancestors, and so is y
+// (only descendants feed a DoF in this sweep): the walk visits that path only, O(d^2) for d DoFs.
+template <bool Path, class Pattern>
+void ltdl_solve_transposed(const MatX& M, double* x_ptr, int top, const Pattern& P) {
+  Eigen::Map<VecX> x(x_ptr, top + 1);
+  for (int i = top; i >= 0; i = Path ? P.parent(i) : i - 1)
     for (int j = P.parent(i); j >= 0; j = P.parent(P.run(j))) {  // x(j) -= L(i, j) x(i)
       const int s = P.run(j), len = j - s + 1;
       x.segment(s, len) -= x[i] * M.col(i).segment(s, len);
     }
-  for (int i = 0; i < n; ++i) x[i] /= M(i, i);  // D
+}
+// L x = z root first.
+template <class Pattern>
+void ltdl_solve_unit(const MatX& M, double* x_ptr, int n, const Pattern& P) {
+  Eigen::Map<VecX> x(x_ptr, n);
   for (int i = 0; i < n; ++i)
     for (int j = P.parent(i); j >= 0; j = P.parent(P.run(j))) {  // x(i) -= L(i, j) x(j)
       const int s = P.run(j), len = j - s + 1;
       x[i] -= M.col(i).segment(s, len).dot(x.segment(s, len));
     }
+}
+
+// M x = b with M = L^T D L: L^T y = b leaves first, then D z = y, then L x = z root first.
+template <class Pattern>
+void ltdl_solve(const MatX& M, double* x_ptr, int n, const Pattern& P) {
+  ltdl_solve_transposed<false>(M, x_ptr, n - 1, P);
+  for (int i = 0; i < n; ++i) x_ptr[i] /= M(i, i);  // D
+  ltdl_solve_unit(M, x_ptr, n, P);
 }
 
 // M x = b with M = L^T L.
@@ -175,6 +188,12 @@ void factorize_ltdl_unchecked(const Model& model, Data& data) {
 }
 void solve_ltdl_unchecked(const Model& model, Data& data, Eigen::Ref<VecX> x) {
   ltdl_solve(data.M, x.data(), model.nv(), tree_pattern(workspace<FactorWorkspace>(model, data)));
+}
+void solve_ltdl_transposed_path_unchecked(const Model& model, Data& data, double* x, int top) {
+  ltdl_solve_transposed<true>(data.M, x, top, tree_pattern(workspace<FactorWorkspace>(model, data)));
+}
+void solve_ltdl_unit_unchecked(const Model& model, Data& data, double* x) {
+  ltdl_solve_unit(data.M, x, model.nv(), tree_pattern(workspace<FactorWorkspace>(model, data)));
 }
 
 // The dense Cholesky factorisation is LTL with the parent array of an unbranched chain.

@@ -30,7 +30,8 @@ enum class Slot : int {
   Loops,
   Singularity,
   Derivatives,
-  Last = Derivatives
+  OperationalSpace,
+  Last = OperationalSpace
 };
 static_assert(static_cast<int>(Slot::Last) < kWorkspaceSlots);
 

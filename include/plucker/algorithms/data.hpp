@@ -34,7 +34,7 @@ struct Workspace {
   virtual std::unique_ptr<Workspace> clone() const = 0;
 };
 /// One slot per algorithm family (src/algorithms/workspace.hpp lists them).
-inline constexpr int kWorkspaceSlots = 12;
+inline constexpr int kWorkspaceSlots = 16;
 /// The slots; a copy of a Data copies each made workspace.
 class WorkspaceSlots {
  public:
