@@ -27,15 +27,25 @@
 // S_i^T (s x* Fe_i) to (1), with Fe_i their sum over nu(i), and F_k + Fe_k replaces F_k in (2).
 // Forces in body coordinates (frame Local) move with it and change nothing.
 //
+// Structure that keeps the composites small. Ic is a rigid-body inertia (m, h, Ibar about the
+// world origin: 10 numbers). For one body with v = [w; v_o] and momentum I v = [n; f],
+// dI/dt = crf(v) I - I crm(v) has the inertia's block form with parameters (0, h', Ibar')
+//   h'    = w x h + m v_o = f                     (the momentum's linear part)
+//   Ibar' = W Ibar + (W Ibar)^T - (h v_o^T + v_o h^T) + 2 (v_o . h) 1,   W = w x
+// and with it B u = [Ibar' w_u + w_u x n; w_u x 2 f]: B acts on the angular part of u only
+// (its linear-part columns vanish because h' = f). So B is (Ibar', n, f): 12 numbers, summed
+// over a subtree like Ic, and Q = B^T S has only three nonzero rows,
+//   Q s = Ibar' w_s + n x w_s + 2 f x v_s.
+//
 // Each body's P_i = Ic_i S_i and Q_i = B_i^T S_i make (1), (3) two 6-term dot products per
 // pair (i, k) of a body and an ancestor; (2), (4) one each with the per-column vectors of k.
-// O(N) 6 x 6 work, O(nv d) pairs. On depth-first models (a subtree's velocity indices
+// O(N) work per body, O(nv d) pairs. On depth-first models (a subtree's velocity indices
 // contiguous) the pairs of a joint k and its subtree are one matrix-vector product per column
 // and per row of k.
 //
 // Forward dynamics: qdd = FD(q, v, tau) solves ID(q, v, qdd) = tau, so
 // d qdd / d x = -M^-1 d tau / d x at a = qdd and d qdd / d tau = M^-1 (implicit function
-// theorem); M^-1 from minv (paper 002 §6).
+// theorem); M^-1 from minv (paper 002 §6), and qdd = M^-1 (tau - C) with it.
 #include "plucker/algorithms/derivatives.hpp"
 
 #include <cmath>
@@ -49,58 +59,87 @@ namespace {
 
 using detail::ForceInput;
 
-// World-coordinate spatial vectors as 6-vectors [angular; linear] (motion) and [moment; force].
-PLUCKER_HOT inline Vec6 cross_motion(const Vec6& m, const Vec6& n) {  // m x n
-  Vec6 out;
-  out.head<3>() = m.head<3>().cross(n.head<3>());
-  out.tail<3>() = m.head<3>().cross(n.tail<3>()) + m.tail<3>().cross(n.head<3>());
-  return out;
+// World-coordinate spatial algebra on the public Motion / Force (3-vector pairs).
+PLUCKER_HOT inline Motion cross_motion(const Motion& m, const Motion& n) {  // m x n
+  return {m.angular.cross(n.angular), m.angular.cross(n.linear) + m.linear.cross(n.angular)};
 }
-PLUCKER_HOT inline Vec6 cross_force(const Vec6& m, const Vec6& f) {  // m x* f
-  Vec6 out;
-  out.head<3>() = m.head<3>().cross(f.head<3>()) + m.tail<3>().cross(f.tail<3>());
-  out.tail<3>() = m.head<3>().cross(f.tail<3>());
-  return out;
+PLUCKER_HOT inline Force cross_force(const Motion& m, const Force& f) {  // m x* f
+  return {m.angular.cross(f.angular) + m.linear.cross(f.linear), m.angular.cross(f.linear)};
 }
-PLUCKER_HOT inline Mat6 crm_matrix(const Vec6& m) {  // crm(m) n = m x n
-  Mat6 out = Mat6::Zero();
-  out.topLeftCorner<3, 3>() = skew(m.head<3>());
-  out.bottomLeftCorner<3, 3>() = skew(m.tail<3>());
-  out.bottomRightCorner<3, 3>() = skew(m.head<3>());
-  return out;
+
+/// The composites of a subtree in world coordinates: Ic = (m, h, Ibar) and B = (Ibar', n, f).
+struct Composite {
+  double m = 0.0;
+  Vec3 h = Vec3::Zero(), n = Vec3::Zero(), f = Vec3::Zero();
+  Mat3 Ibar = Mat3::Zero(), Ibar_rate = Mat3::Zero();
+
+  /// One body of inertia I (world coordinates) moving with v.
+  PLUCKER_HOT inline void set(const RigidBodyInertia& I, const Motion& v) {
+    m = I.mass();
+    h = I.first_moment();
+    Ibar = I.inertia_origin();
+    const Vec3 &w = v.angular, &vo = v.linear;
+    n = Ibar * w + h.cross(vo);  // I v
+    f = m * vo - h.cross(w);
+    const Mat3 WI = skew(w) * Ibar;
+    Ibar_rate = WI + WI.transpose() - (h * vo.transpose() + vo * h.transpose());
+    Ibar_rate.diagonal().array() += 2.0 * vo.dot(h);
+  }
+  PLUCKER_HOT inline void add(const Composite& o) {
+    m += o.m;
+    h += o.h;
+    n += o.n;
+    f += o.f;
+    Ibar += o.Ibar;
+    Ibar_rate += o.Ibar_rate;
+  }
+  /// Ic x.
+  PLUCKER_HOT inline Force inertia_times(const Motion& x) const {
+    return {Ibar * x.angular + h.cross(x.linear), m * x.linear - h.cross(x.angular)};
+  }
+  /// B u.
+  PLUCKER_HOT inline Force rate_times(const Motion& u) const {
+    return {Ibar_rate * u.angular + u.angular.cross(n), u.angular.cross(2.0 * f)};
+  }
+  /// The three nonzero rows of B^T s.
+  PLUCKER_HOT inline Vec3 rate_transpose_times(const Motion& s) const {
+    return Ibar_rate * s.angular + n.cross(s.angular) + 2.0 * f.cross(s.linear);
+  }
+};
+
+/// x as a 6-vector [angular; linear] into rows [r, r + 6) of column k of X.
+template <class X, class V>
+PLUCKER_HOT inline void put(X& x, int r, int k, const V& value) {
+  x.col(k).template segment<3>(r) = value.angular;
+  x.col(k).template segment<3>(r + 3) = value.linear;
 }
-PLUCKER_HOT inline Mat6 force_bar(const Vec6& f) {  // f-bar u = u x* f
-  Mat6 out = Mat6::Zero();
-  out.topLeftCorner<3, 3>() = -skew(f.head<3>());
-  out.topRightCorner<3, 3>() = -skew(f.tail<3>());
-  out.bottomLeftCorner<3, 3>() = -skew(f.tail<3>());
-  return out;
-}
+PLUCKER_HOT inline Motion motion_at(const Matrix6X& x, int k) { return Motion(Vec6(x.col(k))); }
 
 struct DerivativesWorkspace : detail::WorkspaceOf<DerivativesWorkspace> {
   static constexpr detail::Slot slot = detail::Slot::Derivatives;
-  using Matrix12X = Eigen::Matrix<double, 12, Eigen::Dynamic>;
+  using Matrix9X = Eigen::Matrix<double, 9, Eigen::Dynamic>;
   explicit DerivativesWorkspace(const Model& model) {
     const auto n = static_cast<std::size_t>(model.nbodies());
-    for (Matrix12X* x : {&PQ, &RS, &psi_u, &zeta_s}) x->setZero(12, model.nv());
-    for (Matrix6X* x : {&y_q, &y_v}) x->setZero(6, model.nv());
-    Ic.assign(n, Mat6::Zero());
-    B.assign(n, Mat6::Zero());
-    v.assign(n, Vec6::Zero());
-    a.assign(n, Vec6::Zero());
-    F.assign(n, Vec6::Zero());
-    Fe.assign(n, Vec6::Zero());
+    for (Matrix9X* x : {&PQ, &psi_u, &zeta_s}) x->setZero(9, model.nv());
+    for (Matrix6X* x : {&S, &R, &y_q, &y_v}) x->setZero(6, model.nv());
+    composite.assign(n, Composite{});
+    v.assign(n, Motion());
+    a.assign(n, Motion());
+    F.assign(n, Force());
+    Fe.assign(n, Force());
   }
-  /// Per velocity index (world coordinates), stacked so that each entry of (1), (3) and M is one
-  /// dot product of a row column with a column column: PQ = [P; Q] = [Ic S; B^T S] of the row's
-  /// body, psi_u = [psi; u] and zeta_s = [zeta; S] of the column's joint; RS = [R; 0] with
-  /// R = Fe-bar^T S (world-frame external forces). y_q, y_v: the vectors of (2) and (4).
-  Matrix12X PQ, RS, psi_u, zeta_s;
-  Matrix6X y_q, y_v;
-  /// Per body (world coordinates): the composites Ic and B, v, a, the joint force F, and the
-  /// composite of the world-frame external forces Fe.
-  std::vector<Mat6> Ic, B;
-  std::vector<Vec6> v, a, F, Fe;
+  /// Per velocity index (world coordinates), stacked so that each entry of (1), (3) is one dot
+  /// product of a row's column with a column's column: PQ = [P; Q] (Q's three nonzero rows) of
+  /// the row's body, psi_u = [psi; angular part of u] and zeta_s = [zeta; angular part of S]
+  /// of the column's joint. S; R = Fe-bar^T S (world-frame external forces); y_q, y_v: the
+  /// vectors of (2) and (4).
+  Matrix9X PQ, psi_u, zeta_s;
+  Matrix6X S, R, y_q, y_v;
+  /// Per body (world coordinates): the composites, v, a, the joint force F, and the composite
+  /// of the world-frame external forces Fe.
+  std::vector<Composite> composite;
+  std::vector<Motion> v, a;
+  std::vector<Force> F, Fe;
 };
 
 /// The motion subspace of joint i in its body's coordinates (6 x nv_i).
@@ -118,16 +157,16 @@ void fill_pair(const Model& model, const DerivativesWorkspace& ws, int i, int k,
   for (int c = c0; c < c0 + ck; ++c) {
     for (int r = r0; r < r0 + ri; ++r) {  // rows of i, columns of k: (1), (3), M
       dq(r, c) = -ws.PQ.col(r).dot(ws.psi_u.col(c));
-      if constexpr (FI == ForceInput::World) dq(r, c) += ws.RS.col(r).dot(ws.zeta_s.col(c));
+      if constexpr (FI == ForceInput::World) dq(r, c) += ws.R.col(r).dot(ws.S.col(c));
       dv(r, c) = ws.PQ.col(r).dot(ws.zeta_s.col(c));
-      M(r, c) = ws.PQ.col(r).head<6>().dot(ws.zeta_s.col(c).tail<6>());
+      M(r, c) = ws.PQ.col(r).head<6>().dot(ws.S.col(c));
     }
   }
   if (k == i) return;
   for (int c = r0; c < r0 + ri; ++c) {  // rows of k, columns of i: (2), (4)
     for (int r = c0; r < c0 + ck; ++r) {
-      dq(r, c) = ws.zeta_s.col(r).tail<6>().dot(ws.y_q.col(c));
-      dv(r, c) = ws.zeta_s.col(r).tail<6>().dot(ws.y_v.col(c));
+      dq(r, c) = ws.S.col(r).dot(ws.y_q.col(c));
+      dv(r, c) = ws.S.col(r).dot(ws.y_v.col(c));
       M(r, c) = M(c, r);
     }
   }
@@ -139,20 +178,19 @@ void fill_pair(const Model& model, const DerivativesWorkspace& ws, int i, int k,
 template <ForceInput FI>
 void fill_subtree(const Model& model, const DerivativesWorkspace& ws, int k, MatX& dq, MatX& dv, MatX& M) {
   const int c0 = model.idx_v(k), ck = model.joint_nv(k), m = model.subtree_v_end(k) - c0;
-  const auto rows = ws.PQ.middleCols(c0, m).transpose();  // [P Q] of the subtree's rows
-  for (int c = c0; c < c0 + ck; ++c) {                    // rows of nu(k), columns of k: (1), (3), M
+  const auto rows = ws.PQ.middleCols(c0, m).transpose();           // [P Q] of the subtree's rows
+  for (int c = c0; c < c0 + ck; ++c) {                             // rows of nu(k), columns of k: (1), (3), M
     dq.col(c).segment(c0, m).noalias() -= rows * ws.psi_u.col(c);  // dq was zeroed
     if constexpr (FI == ForceInput::World)
-      dq.col(c).segment(c0, m).noalias() += ws.RS.middleCols(c0, m).transpose() * ws.zeta_s.col(c);
+      dq.col(c).segment(c0, m).noalias() += ws.R.middleCols(c0, m).transpose() * ws.S.col(c);
     dv.col(c).segment(c0, m).noalias() = rows * ws.zeta_s.col(c);
-    M.col(c).segment(c0, m).noalias() = rows.leftCols<6>() * ws.zeta_s.col(c).tail<6>();
+    M.col(c).segment(c0, m).noalias() = rows.leftCols<6>() * ws.S.col(c);
   }
   const int rest = m - ck;  // the strict subtree's columns
   if (rest == 0) return;
   for (int r = c0; r < c0 + ck; ++r) {  // rows of k, columns of nu(k) \ k: (2), (4), M
-    const auto S_r = ws.zeta_s.col(r).tail<6>();
-    dq.row(r).segment(c0 + ck, rest).noalias() = S_r.transpose() * ws.y_q.middleCols(c0 + ck, rest);
-    dv.row(r).segment(c0 + ck, rest).noalias() = S_r.transpose() * ws.y_v.middleCols(c0 + ck, rest);
+    dq.row(r).segment(c0 + ck, rest).noalias() = ws.S.col(r).transpose() * ws.y_q.middleCols(c0 + ck, rest);
+    dv.row(r).segment(c0 + ck, rest).noalias() = ws.S.col(r).transpose() * ws.y_v.middleCols(c0 + ck, rest);
     M.row(r).segment(c0 + ck, rest) = M.col(r).segment(c0 + ck, rest).transpose();
   }
 }
@@ -165,55 +203,50 @@ void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f
   const int n = model.nbodies(), nv = model.nv();
   data.X_base.resize(static_cast<std::size_t>(n));
   data.X_base[0] = Transform();
-  Vec6 a_base;
-  a_base << Vec3::Zero(), -model.gravity();  // a_0 = -g
 
-  // World coordinates of each body's quantities, its inertia's share of Ic and B, and the
-  // column vectors of its joint (from its parent's motion).
+  // World coordinates of each body's quantities, its own composites, and the column vectors of
+  // its joint (from its parent's motion).
+  const Motion a_base(Vec3::Zero(), -model.gravity());  // a_0 = -g
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i);
     const Transform& X = data.X_base[i] = data.X_up[i] * data.X_base[p];  // i_X_0
-    ws.v[i] = X.apply_inverse(data.v[i]).vector();
-    ws.a[i] = X.apply_inverse(data.a[i]).vector();
-    ws.F[i] = X.apply_inverse(data.f[i]).vector();
-    const Mat6 I = model.inertia(i).transformed_inverse(X).matrix();
-    const Mat6 A = I * crm_matrix(ws.v[i]);
-    ws.Ic[i] = I;
-    ws.B[i] = force_bar(I * ws.v[i]) - A - A.transpose();  // dI/dt + h-bar
-    if constexpr (FI == ForceInput::World) ws.Fe[i] = f_ext[i].vector();
-    const Vec6 v_parent = p > 0 ? ws.v[p] : Vec6::Zero();
-    const Vec6& a_parent = p > 0 ? ws.a[p] : a_base;
+    const Motion v = ws.v[i] = X.apply_inverse(data.v[i]);
+    ws.a[i] = X.apply_inverse(data.a[i]);
+    ws.F[i] = X.apply_inverse(data.f[i]);
+    ws.composite[i].set(model.inertia(i).transformed_inverse(X), v);
+    if constexpr (FI == ForceInput::World) ws.Fe[i] = f_ext[i];
+    const Motion v_parent = p > 0 ? ws.v[p] : Motion();
+    const Motion& a_parent = p > 0 ? ws.a[p] : a_base;
     const MatS6 S_body = motion_subspace(model, i);
     for (int c = 0, k = model.idx_v(i); c < S_body.cols(); ++c, ++k) {
-      const Vec6 s = X.apply_inverse(Motion(Vec6(S_body.col(c)))).vector();
-      const Vec6 u = cross_motion(s, v_parent);
-      ws.psi_u.col(k) << cross_motion(s, a_parent) - cross_motion(u, v_parent), u;
-      ws.zeta_s.col(k) << cross_motion(v_parent + ws.v[i], s), s;
+      const Motion s = X.apply_inverse(Motion(Vec6(S_body.col(c))));
+      const Motion u = cross_motion(s, v_parent);
+      put(ws.S, 0, k, s);
+      put(ws.psi_u, 0, k, cross_motion(s, a_parent) - cross_motion(u, v_parent));
+      ws.psi_u.col(k).segment<3>(6) = u.angular;
+      put(ws.zeta_s, 0, k, cross_motion(v_parent + v, s));
+      ws.zeta_s.col(k).segment<3>(6) = s.angular;
     }
   }
   for (int i = n - 1; i > 0; --i) {  // composites over the subtrees
     const int p = model.parent(i);
     if (p == 0) continue;
-    ws.Ic[p] += ws.Ic[i];
-    ws.B[p] += ws.B[i];
+    ws.composite[p].add(ws.composite[i]);
     if constexpr (FI == ForceInput::World) ws.Fe[p] += ws.Fe[i];
   }
   for (int i = 1; i < n; ++i) {
-    const int c0 = model.idx_v(i), d = model.joint_nv(i);
-    if (d == 0) continue;
-    const auto S = ws.zeta_s.middleCols(c0, d).bottomRows<6>();
-    ws.PQ.middleCols(c0, d).topRows<6>().noalias() = ws.Ic[i] * S;
-    ws.PQ.middleCols(c0, d).bottomRows<6>().noalias() = ws.B[i].transpose() * S;
-    Vec6 F_moving = ws.F[i];  // the part of F_i that moves with the subtree
-    if constexpr (FI == ForceInput::World) {
-      ws.RS.middleCols(c0, d).bottomRows<6>().noalias() = force_bar(ws.Fe[i]).transpose() * S;
-      F_moving += ws.Fe[i];
-    }
-    for (int k = c0; k < c0 + d; ++k) {
-      const auto psi = ws.psi_u.col(k).head<6>(), u = ws.psi_u.col(k).tail<6>();
-      const auto zeta = ws.zeta_s.col(k).head<6>(), s = ws.zeta_s.col(k).tail<6>();
-      ws.y_q.col(k) = cross_force(s, F_moving) - ws.Ic[i] * psi - ws.B[i] * u;  // (2)
-      ws.y_v.col(k) = ws.Ic[i] * zeta + ws.B[i] * s;                            // (4)
+    const Composite& C = ws.composite[i];
+    Force F_moving = ws.F[i];  // the part of F_i that moves with the subtree
+    if constexpr (FI == ForceInput::World) F_moving += ws.Fe[i];
+    for (int k = model.idx_v(i); k < model.idx_v(i) + model.joint_nv(i); ++k) {
+      const Motion s = motion_at(ws.S, k);
+      put(ws.PQ, 0, k, C.inertia_times(s));
+      ws.PQ.col(k).segment<3>(6) = C.rate_transpose_times(s);
+      if constexpr (FI == ForceInput::World) put(ws.R, 0, k, -cross_force(s, ws.Fe[i]));  // R s = Fe-bar^T s
+      const Motion psi(Vec6(ws.psi_u.col(k).head<6>())), zeta(Vec6(ws.zeta_s.col(k).head<6>()));
+      const Motion u(ws.psi_u.col(k).segment<3>(6), Vec3::Zero());  // B ignores u's linear part
+      put(ws.y_q, 0, k, cross_force(s, F_moving) - C.inertia_times(psi) - C.rate_times(u));  // (2)
+      put(ws.y_v, 0, k, C.inertia_times(zeta) + C.rate_times(s));                            // (4)
     }
   }
 
@@ -289,11 +322,15 @@ void aba_derivatives(const Model& model, Data& data, const Eigen::Ref<const VecX
     model.check_tangent(tau, "tau");
   });
   if (!f_ext.empty()) detail::check_forces(model, f_ext, fn);
-  detail::aba_unchecked(model, data, q.data(), v.data(), tau.data(), f_ext, frame);  // qdd
+  // qdd = M^-1 (tau - C): the bias forces, then M^-1 (which the derivatives need anyway) on the
+  // poses they leave, instead of a separate ABA.
+  detail::bias_forces_unchecked(model, data, q.data(), v.data(), f_ext, frame);
+  const MatX& Minv = detail::minv_impl(model, data);
+  const int nv = model.nv();
+  data.tau = tau - data.tau;  // tau - C, in place
+  detail::sized(data.qdd, nv).noalias() = Minv * data.tau;
   detail::check_finite_result(model, data, data.qdd, fn, "qdd");
   derivatives_of_rnea(model, data, q.data(), v.data(), data.qdd.data(), f_ext, frame);  // at a = qdd
-  const MatX& Minv = detail::minv_impl(model, data);                                    // on the poses the RNEA left
-  const int nv = model.nv();
   detail::sized(data.dqdd_dq, nv, nv).noalias() = -Minv * data.dtau_dq;
   detail::sized(data.dqdd_dv, nv, nv).noalias() = -Minv * data.dtau_dv;
   check_finite_matrix(data.dqdd_dq, fn, "d qdd / d q");

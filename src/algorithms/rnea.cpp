@@ -63,6 +63,11 @@ void detail::rnea_unchecked(const Model& model, Data& data, const double* q, con
   rnea_dispatch<true, true>(model, data, q, v, a, f_ext, frame);
 }
 
+void detail::bias_forces_unchecked(const Model& model, Data& data, const double* q, const double* v,
+                                   ExternalForces f_ext, ReferenceFrame frame) {
+  rnea_dispatch<true, false>(model, data, q, v, nullptr, f_ext, frame);
+}
+
 const VecX& rnea(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                  const Eigen::Ref<const VecX>& a) {
   return rnea_checked<true, true>("rnea", model, data, q, &v, &a, {}, ReferenceFrame::World);

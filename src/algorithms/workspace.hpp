@@ -178,5 +178,8 @@ void rnea_unchecked(const Model& model, Data& data, const double* q, const doubl
                     ExternalForces f_ext, ReferenceFrame frame);
 void aba_unchecked(const Model& model, Data& data, const double* q, const double* v, const double* tau,
                    ExternalForces f_ext, ReferenceFrame frame);
+/// data.tau = C(q, v) - J^T f_ext: rnea with qdd = 0.
+void bias_forces_unchecked(const Model& model, Data& data, const double* q, const double* v, ExternalForces f_ext,
+                           ReferenceFrame frame);
 
 }  // namespace plucker::detail
