@@ -103,6 +103,9 @@ struct Data {
     int rank = 0;                        ///< rank of L found by the last constrained solve
     double acceleration_residual = 0.0;  ///< max |L qdd - c| of the last constrained solve
     bool range_space_fell_back = false;  ///< the last range_space solve was too ill-conditioned: solved as kkt
+    /// constrained_forward_dynamics_derivatives: d qdd / d(q, v, tau) (nv x nv) and
+    /// d lambda / d(q, v, tau) (nc x nv).
+    MatX dqdd_dq, dqdd_dv, dqdd_dtau, dlambda_dq, dlambda_dv, dlambda_dtau;
   } loops;
 
   int nbodies = 0, nq = 0, nv = 0;  ///< sizes of the model it was made for

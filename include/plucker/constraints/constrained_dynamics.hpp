@@ -50,6 +50,20 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
                                          const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
                                          const ConstrainedOptions& options = {});
 
+/// The derivatives of constrained_forward_dynamics(q, v, tau, options) (the same function: its
+/// method, Baumgarte terms and loop-joint forces), by the implicit function theorem on Eqs. 15
+/// and 18 with analytical partial derivatives (the RNEA's, and those of the loop closures'
+/// kinematics). Derivatives with respect to q in the tangent space, as rnea_derivatives. Results
+/// in data.loops: dqdd_dq, dqdd_dv, dqdd_dtau (nv x nv), dlambda_dq, dlambda_dv, dlambda_dtau
+/// (nc x nv); data.qdd and data.loops.lambda as constrained_forward_dynamics leaves them. With
+/// redundant constraints (data.loops.rank < nc) d qdd is that of the solve on the rows the
+/// solver keeps, and the d lambda matrices are empty (0 x nv): the minimum-norm lambda of
+/// redundant rows has no derivative here. Without loop joints or mimics, aba_derivatives
+/// (d lambda empty).
+void constrained_forward_dynamics_derivatives(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
+                                              const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
+                                              const ConstrainedOptions& options = {});
+
 /// tau_a = L_a^T u for the actuated loop joints (nv): L_a = S_k^T C_X_0 (J_s - J_p), so that u
 /// drives the joint's own motion.
 VecX loop_actuator_torques(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
