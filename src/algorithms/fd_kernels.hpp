@@ -41,7 +41,8 @@ void mass_times_kernel(const Model& model, Data& data, const double* y, double* 
 /// Throws SingularError for the joint that owns DoF k of M.
 [[noreturn]] void throw_singular_dof(const Model& model, int k, const char* where, double pivot, double scale);
 
-/// The articulated-body factors of paper 002 Eq. 45 on the poses in data.X_up, leaves to root.
+/// The articulated-body factors of paper 002 Eq. 45 on the poses in data.X_up (and sin/cos of q
+/// in data, evaluated with them), leaves to root.
 /// Throws SingularError naming the joint of a singular D(k).
 InnovationsWorkspace& innovations_factor(const Model& model, Data& data);
 /// x = M^-1 b with the factors innovations_factor left (O(N)). Closed-loop solvers factor once

@@ -29,34 +29,65 @@ InnovationsWorkspace::InnovationsWorkspace(const Model& model)
       x(VecX::Zero(model.nv())),
       b(VecX::Zero(model.nv())) {}
 
-// P, D^-1 and U = P H* (so that G = U D^-1) for every joint, on the poses in data.X_up.
+namespace {
+
+/// X_up for the congruence of Eq. 42: for a revolute joint about a body axis whose X_tree is a
+/// pure translation, its plane rotation from sin q and cos q (the congruence then turns one
+/// coordinate plane only, as in the ABA); for every other joint the transform in data.X_up.
+template <class J, class Tree>
+PLUCKER_HOT inline decltype(auto) typed_up(const J&, const Tree& X_tree, const Model& model, const Data& data, int i) {
+  constexpr int axis = unit_axis_row<J>;
+  if constexpr (axis >= 0 && axis < 3 && std::is_same_v<Tree, Translation<Vec3>>) {
+    const int iq = model.idx_q(i);
+    return AxisTransform<axis, double>{PlaneRot<axis, double>{data.sin_q[iq], data.cos_q[iq]}, X_tree.r};
+  } else {
+    return static_cast<const Transform&>(data.X_up[i]);
+  }
+}
+
+/// P = I, the rigid-body inertia as a 6x6 matrix [Ibar hx; hx^T m 1], written in place
+/// (RigidBodyInertia::matrix() returns it by value, copied twice on its way into P).
+inline void set_rigid(ArticulatedBodyInertia& P, const RigidBodyInertia& I) {
+  Mat6& M = P.matrix();
+  const Vec3& h = I.first_moment();
+  M.topLeftCorner<3, 3>() = I.inertia_origin();
+  M.topRightCorner<3, 3>() << 0.0, -h.z(), h.y(), h.z(), 0.0, -h.x(), -h.y(), h.x(), 0.0;
+  M.bottomLeftCorner<3, 3>() = M.topRightCorner<3, 3>().transpose();
+  M.bottomRightCorner<3, 3>() = I.mass() * Mat3::Identity();
+}
+
+}  // namespace
+
+// P, D^-1 and U = P H* (so that G = U D^-1) for every joint, on the poses in data.X_up (and the
+// sines and cosines of q in data, evaluated with them).
 InnovationsWorkspace& innovations_factor(const Model& model, Data& data) {
   InnovationsWorkspace& ws = workspace<InnovationsWorkspace>(model, data);
   const int n = model.nbodies();
-  for (int i = 1; i < n; ++i) ws.P[i] = ArticulatedBodyInertia(model.inertia(i));  // P(k) starts at M(k)
+  for (int i = 1; i < n; ++i) set_rigid(ws.P[i], model.inertia(i));  // P(k) starts at M(k)
   for (int i = n - 1; i > 0; --i) {
     const int p = model.parent(i), iv = model.idx_v(i);
     ArticulatedBodyInertia& P = ws.P[i];
-    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
+    visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
       const int d = joint_dofs(joint);
-      if (d == 0) return;
-      Force* U = ws.U.data() + iv;
-      for (int k = 0; k < d; ++k) U[k] = times_column<double>(P, column(joint, k));  // P(k) H*(k)
-      double D[6][6];
-      for (int r = 0; r < d; ++r)
-        for (int k = 0; k < d; ++k) D[r][k] = project_column<double>(column(joint, r), U[k]);  // D = H P H* (Eq. 33)
-      const double* Dinv = ws.D_inv.data() + 6 * iv;
-      invert_joint_pivots(model, data.X_up, i, "innovations D = H P H*", D, d, ws.D_inv.data() + 6 * iv, P);
-      if (p > 0) {
-        Force G[6];  // G = U D^-1
-        for (int k = 0; k < d; ++k) {
-          G[k] = U[0] * Dinv[k];
-          for (int j = 1; j < d; ++j) G[k] += U[j] * Dinv[j * d + k];
+      if (d > 0) {
+        Force* U = ws.U.data() + iv;
+        for (int k = 0; k < d; ++k) U[k] = times_column<double>(P, column(joint, k));  // P(k) H*(k)
+        double D[6][6];
+        for (int r = 0; r < d; ++r)
+          for (int k = 0; k < d; ++k) D[r][k] = project_column<double>(column(joint, r), U[k]);  // D = H P H* (Eq. 33)
+        const double* Dinv = ws.D_inv.data() + 6 * iv;
+        invert_joint_pivots(model, data.X_up, i, "innovations D = H P H*", D, d, ws.D_inv.data() + 6 * iv, P);
+        if (p > 0) {
+          Force G[6];  // G = U D^-1
+          for (int k = 0; k < d; ++k) {
+            G[k] = U[0] * Dinv[k];
+            for (int j = 1; j < d; ++j) G[k] += U[j] * Dinv[j * d + k];
+          }
+          subtract_products(P, G, U, d);  // P+(k) = taubar(k) P(k) (Eq. 41)
         }
-        subtract_products(P, G, U, d);  // P+(k) = taubar(k) P(k) (Eq. 41)
       }
+      if (p > 0) add_congruence(typed_up(joint, X_tree, model, data, i), P, ws.P[p]);  // P(k+1) += phi P+ phi* (Eq. 42)
     });
-    if (p > 0) add_congruence(data.X_up[i], P, ws.P[p]);  // P(k+1) += phi P+ phi* (Eq. 42)
   }
   return ws;
 }

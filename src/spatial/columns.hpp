@@ -6,6 +6,12 @@
 // "F[1:6, subtree] = liXi F[1:6, subtree]").
 #pragma once
 
+#include <bit>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
+
 #include "ops.hpp"
 
 namespace plucker::ops {
@@ -52,6 +58,38 @@ PLUCKER_HOT inline V first_lanes(const V& v, const V& old, int k) {
     out.linear[r] = simd::first_lanes(v.linear[r], old.linear[r], k);
   }
   return out;
+}
+/// Lane l holds l.
+PLUCKER_HOT inline simd::PackI lane_index() {
+  simd::PackI lane;
+  for (int l = 0; l < simd::W; ++l) lane[l] = l;
+  return lane;
+}
+/// The first k (0 <= k <= W) of W consecutive doubles at p, zeros in the other lanes; and the
+/// store of the first k lanes of x. Nothing at p + k or beyond is read or written (the end of a
+/// matrix column that has no padding).
+PLUCKER_HOT inline Pack load_first(const double* p, int k) {
+  if (k >= simd::W) return simd::load(p);
+  if (k <= 0) return Pack{};
+#if defined(__AVX512F__)
+  return std::bit_cast<Pack>(_mm512_maskz_loadu_pd(static_cast<__mmask8>((1u << k) - 1), p));
+#elif defined(__AVX__)
+  return std::bit_cast<Pack>(_mm256_maskload_pd(p, std::bit_cast<__m256i>(lane_index() < k)));
+#else
+  Pack x{};
+  for (int l = 0; l < k; ++l) x[l] = p[l];
+  return x;
+#endif
+}
+PLUCKER_HOT inline void store_first(const Pack& x, double* p, int k) {
+  if (k >= simd::W) return simd::store(x, p);
+#if defined(__AVX512F__)
+  _mm512_mask_storeu_pd(p, static_cast<__mmask8>((1u << k) - 1), std::bit_cast<__m512d>(x));
+#elif defined(__AVX__)
+  _mm256_maskstore_pd(p, std::bit_cast<__m256i>(lane_index() < k), std::bit_cast<__m256d>(x));
+#else
+  for (int l = 0; l < k; ++l) p[l] = x[l];
+#endif
 }
 template <class V>
 PLUCKER_HOT inline V load_one(const Columns& F, int c) {
