@@ -9,10 +9,8 @@
 namespace plucker_py {
 namespace {
 
-py::tuple constrained_forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau,
-                                          const std::string& method, py::tuple baumgarte, double rank_tolerance,
-                                          py::object loop_joint_forces) {
-  const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
+plucker::ConstrainedOptions constrained_options(PyModel& m, const std::string& method, py::tuple baumgarte,
+                                                double rank_tolerance, py::object loop_joint_forces) {
   plucker::ConstrainedOptions opt;
   opt.method = plucker::parse_constrained_method(method);
   if (baumgarte.size() != 2) value_error("baumgarte must be a pair (alpha, beta)");
@@ -23,10 +21,32 @@ py::tuple constrained_forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, 
     const int na = m.model().num_loop_actuators();
     opt.loop_joint_forces = fixed_vector(loop_joint_forces, "loop_joint_forces", {na, "num_loop_actuators"});
   }
+  return opt;
+}
+
+py::tuple constrained_forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau,
+                                          const std::string& method, py::tuple baumgarte, double rank_tolerance,
+                                          py::object loop_joint_forces) {
+  const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
+  const plucker::ConstrainedOptions opt = constrained_options(m, method, baumgarte, rank_tolerance, loop_joint_forces);
   return call({&qa, &va, &ta}, [&] {
     plucker::Data& data = m.data();
     const VecX& qdd = plucker::constrained_forward_dynamics(m.model(), data, qa, va, ta, opt);
     return py::make_tuple(vec_out(qdd), vec_out(data.loops.lambda));
+  });
+}
+
+py::tuple constrained_forward_dynamics_derivatives_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau,
+                                                      const std::string& method, py::tuple baumgarte,
+                                                      double rank_tolerance, py::object loop_joint_forces) {
+  const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
+  const plucker::ConstrainedOptions opt = constrained_options(m, method, baumgarte, rank_tolerance, loop_joint_forces);
+  return call({&qa, &va, &ta}, [&] {
+    plucker::Data& data = m.data();
+    plucker::constrained_forward_dynamics_derivatives(m.model(), data, qa, va, ta, opt);
+    const plucker::Data::LoopResults& d = data.loops;
+    return py::make_tuple(mat_out(d.dqdd_dq), mat_out(d.dqdd_dv), mat_out(d.dqdd_dtau), mat_out(d.dlambda_dq),
+                          mat_out(d.dlambda_dv), mat_out(d.dlambda_dtau));
   });
 }
 
@@ -40,6 +60,14 @@ void bind_loops(py::module_& mod) {
           "method 'kkt' (Eq. 20 directly), 'range_space' (Eq. 21, lambda first with O(n) tree solves) or\n"
           "'null_space' (Eq. 22). baumgarte=(alpha, beta): phi'' + 2 alpha phi' + beta^2 phi = 0. Rank-deficient\n"
           "constraints are handled by a rank-revealing step (rank_tolerance); lam is the minimum-norm one.");
+  mod.def("constrained_forward_dynamics_derivatives", &constrained_forward_dynamics_derivatives_py, py::arg("model"),
+          py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("method") = "kkt",
+          py::arg("baumgarte") = py::make_tuple(0.0, 0.0), py::arg("rank_tolerance") = 1e-10,
+          py::arg("loop_joint_forces") = py::none(),
+          "(dqdd_dq, dqdd_dv, dqdd_dtau, dlam_dq, dlam_dv, dlam_dtau): the derivatives of the very solve\n"
+          "constrained_forward_dynamics does with these arguments (analytical; q in the tangent space, as\n"
+          "rnea_derivatives). dqdd_*: (nv, nv); dlam_*: (num_constraints, nv), or (0, nv) when the\n"
+          "constraints are redundant (lam is then the minimum-norm one, without a derivative here).");
   mod.def(
       "constraint_residual",
       [](PyModel& m, ArrayLike q) {

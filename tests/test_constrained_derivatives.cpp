@@ -139,26 +139,41 @@ TEST_P(ConstrainedDerivatives, MatchFiniteDifferencesOfTheSolve) {
 INSTANTIATE_TEST_SUITE_P(Mechanisms, ConstrainedDerivatives, ::testing::ValuesIn(mechanism_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
+/// `base` with its loop joints actuated (the same tree and loops).
+Model with_actuated_loops(const Model& base) {
+  Model m(base.body_name(0));
+  m.set_gravity(base.gravity());
+  for (int i = 1; i < base.nbodies(); ++i)
+    m.add_body(base.parent(i), base.joint(i), base.X_tree(i), base.inertia(i), base.body_name(i), base.joint_name(i));
+  for (LoopJoint lj : base.loop_joints()) {
+    lj.actuated = true;
+    m.add_loop_joint(lj);
+  }
+  return m;
+}
+
 // Actuated loop joints: the actuator forces tau_a(q) = L_a(q)^T u move with the mechanism.
-TEST(ConstrainedDerivativesActuated, DeltaWithLoopActuators) {
-  Model model = build_delta();
-  if (model.num_loop_actuators() == 0) GTEST_SKIP() << "build_delta has no actuated loop joints";
-  Data data(model), fd_data(model);
-  Rng rng(402);
-  const int nv = model.nv();
-  const VecX q = assemble(model, data, integrate(model, neutral(model), random_vector(nv, rng, 0.1)));
-  const VecX v = random_vector(nv, rng), tau = random_vector(nv, rng);
-  ConstrainedOptions opt;
-  opt.loop_joint_forces = random_vector(model.num_loop_actuators(), rng);
-  constrained_forward_dynamics_derivatives(model, data, q, v, tau, opt);
-  MatX fd_q(nv, nv);
-  for (int k = 0; k < nv; ++k)
-    fd_q.col(k) = richardson(
-        [&](double t) -> VecX {
-          return constrained_forward_dynamics(model, fd_data, integrate(model, q, VecX::Unit(nv, k), t), v, tau, opt);
-        },
-        kFdStep);
-  expect_close(data.loops.dqdd_dq, fd_q, data.qdd.cwiseAbs().maxCoeff(), "delta actuated d qdd / d q");
+TEST(ConstrainedDerivativesActuated, ActuatedLoopJoints) {
+  for (const Model& model : {with_actuated_loops(build_four_bar()),
+                             with_actuated_loops(build_random_loops(16, 2, LoopJointType::Cylindrical, 1.2, 7))}) {
+    Data data(model), fd_data(model);
+    Rng rng(402);
+    const int nv = model.nv();
+    const VecX q = assemble(model, data, integrate(model, neutral(model), random_vector(nv, rng, 0.1)));
+    const VecX v = random_vector(nv, rng), tau = random_vector(nv, rng);
+    ConstrainedOptions opt;
+    opt.loop_joint_forces = random_vector(model.num_loop_actuators(), rng, 2.0);
+    constrained_forward_dynamics_derivatives(model, data, q, v, tau, opt);
+    MatX fd_q(nv, nv);
+    for (int k = 0; k < nv; ++k)
+      fd_q.col(k) = richardson(
+          [&](double t) -> VecX {
+            return constrained_forward_dynamics(model, fd_data, integrate(model, q, VecX::Unit(nv, k), t), v, tau, opt);
+          },
+          kFdStep);
+    expect_close(data.loops.dqdd_dq, fd_q, data.qdd.cwiseAbs().maxCoeff(),
+                 model.name() + " actuated loops d qdd / d q");
+  }
 }
 
 }  // namespace

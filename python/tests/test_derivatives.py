@@ -101,3 +101,21 @@ def test_bad_arguments_are_named(small):
         Q = np.array([q, q])
         V = np.array([v, bad])
         plucker.rnea_derivatives_batch(m, Q, V, np.array([a, a]))
+
+
+@pytest.mark.parametrize("method", ["kkt", "range_space", "null_space"])
+def test_constrained_derivatives_match_finite_differences(method):
+    # A four-bar off its constraint manifold, with Baumgarte terms: the derivatives of the very
+    # solve constrained_forward_dynamics does (tests/test_constrained_derivatives.cpp covers more).
+    m = plucker.build_four_bar()
+    q = plucker.integrate(m, plucker.assemble(m, plucker.neutral(m)), [0.01, -0.02, 0.015])
+    rng = np.random.default_rng(9)
+    v, tau = rng.normal(size=m.nv), rng.normal(size=m.nv)
+    kw = dict(method=method, baumgarte=(3.0, 5.0))
+    dq, dv, dt, lq, lv, lt = plucker.constrained_forward_dynamics_derivatives(m, q, v, tau, **kw)
+    assert dq.shape == (m.nv, m.nv)
+    qdd = lambda qq, vv, tt: plucker.constrained_forward_dynamics(m, qq, vv, tt, **kw)[0]  # noqa: E731
+    fd_q, fd_v = fd_jacobians(m, q, v, lambda qq, vv: qdd(qq, vv, tau))
+    fd_t = np.column_stack([richardson(lambda t: qdd(q, v, tau + t * e)) for e in np.eye(m.nv)])
+    for analytic, fd in ((dq, fd_q), (dv, fd_v), (dt, fd_t)):
+        assert np.abs(analytic - fd).max() <= 1e-7 * (1 + np.abs(fd).max())
