@@ -185,7 +185,8 @@ void constrained_forward_dynamics_derivatives(const Model& model, Data& data, co
     const Vec3 y_lin = a_rel.linear - f.ps.cross(a_rel.angular) + v_rel.angular.cross(ps_dot) - vp.angular.cross(x);
     const Mat3 R_rel = RpT * f.Rs;
     const Vec3 u_axis = R_rel * dir.a;
-    const Vec3 rv = Eigen::AngleAxisd(R_rel).angle() * Eigen::AngleAxisd(R_rel).axis();
+    const Eigen::AngleAxisd rotation(R_rel);
+    const Vec3 rv = rotation.angle() * rotation.axis();
     const Mat3 Jl_inv = detail::so3_left_jacobian_inverse(rv);
     const Vec3 F_lin = f.Rp * f_C[l].linear, F_ang_C = f.Rp * f_C[l].angular;
     const int rows = dir.n_angular + dir.n_linear;
@@ -217,32 +218,7 @@ void constrained_forward_dynamics_derivatives(const Model& model, Data& data, co
       const Vec3 dsw = swing_change(dir.a, u_axis, theta.cross(u_axis));
       const Vec3 drv = Jl_inv * theta;
       double dphi[6];
-      int k = 0;
-      switch (joint.type) {
-        case LoopJointType::Revolute:
-          dphi[k++] = dir.b1.dot(dsw), dphi[k++] = dir.b2.dot(dsw);
-          for (int c = 0; c < 3; ++c) dphi[k++] = dd[c];
-          break;
-        case LoopJointType::Prismatic:
-          for (int c = 0; c < 3; ++c) dphi[k++] = drv[c];
-          dphi[k++] = dir.b1.dot(dd), dphi[k++] = dir.b2.dot(dd);
-          break;
-        case LoopJointType::Cylindrical:
-          dphi[k++] = dir.b1.dot(dsw), dphi[k++] = dir.b2.dot(dsw);
-          dphi[k++] = dir.b1.dot(dd), dphi[k++] = dir.b2.dot(dd);
-          break;
-        case LoopJointType::Planar:
-          dphi[k++] = dir.b1.dot(dsw), dphi[k++] = dir.b2.dot(dsw);
-          dphi[k++] = dir.a.dot(dd);
-          break;
-        case LoopJointType::Spherical:
-          for (int c = 0; c < 3; ++c) dphi[k++] = dd[c];
-          break;
-        case LoopJointType::Fixed:
-          for (int c = 0; c < 3; ++c) dphi[k++] = drv[c];
-          for (int c = 0; c < 3; ++c) dphi[k++] = dd[c];
-          break;
-      }
+      detail::loop_residual_rows(joint.type, dir, dsw, drv, dd, dphi);
       for (int c = 0; c < rows; ++c) out_rows[c] += beta2 * dphi[c];
     };
 

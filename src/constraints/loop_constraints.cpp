@@ -84,6 +84,37 @@ Vec3 rotation_vector(const Mat3& R) {
 
 }  // namespace
 
+int loop_residual_rows(LoopJointType type, const LoopDirections& dir, const Vec3& swing, const Vec3& rotation,
+                       const Vec3& d, double* out) {
+  int row = 0;
+  switch (type) {
+    case LoopJointType::Revolute:
+      out[row++] = dir.b1.dot(swing), out[row++] = dir.b2.dot(swing);
+      for (int k = 0; k < 3; ++k) out[row++] = d[k];
+      break;
+    case LoopJointType::Prismatic:
+      for (int k = 0; k < 3; ++k) out[row++] = rotation[k];
+      out[row++] = dir.b1.dot(d), out[row++] = dir.b2.dot(d);
+      break;
+    case LoopJointType::Cylindrical:
+      out[row++] = dir.b1.dot(swing), out[row++] = dir.b2.dot(swing);
+      out[row++] = dir.b1.dot(d), out[row++] = dir.b2.dot(d);
+      break;
+    case LoopJointType::Planar:
+      out[row++] = dir.b1.dot(swing), out[row++] = dir.b2.dot(swing);
+      out[row++] = dir.a.dot(d);
+      break;
+    case LoopJointType::Spherical:
+      for (int k = 0; k < 3; ++k) out[row++] = d[k];
+      break;
+    case LoopJointType::Fixed:
+      for (int k = 0; k < 3; ++k) out[row++] = rotation[k];
+      for (int k = 0; k < 3; ++k) out[row++] = d[k];
+      break;
+  }
+  return row;
+}
+
 void loop_residual(const Model& model, const Data& data, const double* q, double* phi) {
   int row = 0;
   for (const LoopJoint& joint : model.loop_joints()) {
@@ -92,35 +123,8 @@ void loop_residual(const Model& model, const Data& data, const double* q, double
     const Mat3 R = f.Rp.transpose() * f.Rs;           // successor frame relative to predecessor
     const Vec3 d = f.Rp.transpose() * (f.ps - f.pp);  // successor origin, predecessor coordinates
     const Vec3 sw = swing(dir.a, R * dir.a, dir.b1);
-    switch (joint.type) {
-      case LoopJointType::Revolute:
-        phi[row++] = dir.b1.dot(sw), phi[row++] = dir.b2.dot(sw);
-        for (int k = 0; k < 3; ++k) phi[row++] = d[k];
-        break;
-      case LoopJointType::Prismatic: {
-        const Vec3 rv = rotation_vector(R);
-        for (int k = 0; k < 3; ++k) phi[row++] = rv[k];
-        phi[row++] = dir.b1.dot(d), phi[row++] = dir.b2.dot(d);
-        break;
-      }
-      case LoopJointType::Cylindrical:
-        phi[row++] = dir.b1.dot(sw), phi[row++] = dir.b2.dot(sw);
-        phi[row++] = dir.b1.dot(d), phi[row++] = dir.b2.dot(d);
-        break;
-      case LoopJointType::Planar:
-        phi[row++] = dir.b1.dot(sw), phi[row++] = dir.b2.dot(sw);
-        phi[row++] = dir.a.dot(d);
-        break;
-      case LoopJointType::Spherical:
-        for (int k = 0; k < 3; ++k) phi[row++] = d[k];
-        break;
-      case LoopJointType::Fixed: {
-        const Vec3 rv = rotation_vector(R);
-        for (int k = 0; k < 3; ++k) phi[row++] = rv[k];
-        for (int k = 0; k < 3; ++k) phi[row++] = d[k];
-        break;
-      }
-    }
+    const bool uses_rotation = joint.type == LoopJointType::Prismatic || joint.type == LoopJointType::Fixed;
+    row += loop_residual_rows(joint.type, dir, sw, uses_rotation ? rotation_vector(R) : Vec3::Zero(), d, phi + row);
   }
   for (const MimicRelation& m : model.mimics()) {
     const double qf = q[model.idx_q(m.follower)], ql = q[model.idx_q(m.leader)];

@@ -56,6 +56,11 @@ void for_each_constraint_block(const Model& model, F&& f) {
   for (const MimicRelation& m : model.mimics()) f("mimic joint '" + model.joint_name(m.follower) + "'", row++, 1);
 }
 
+/// The rows of phi of a loop joint of this type from its swing vector (of the axis), rotation
+/// vector and translation d (in frame C's axes), or their changes (the map is linear); returns
+/// the number of rows written.
+int loop_residual_rows(LoopJointType type, const LoopDirections& dir, const Vec3& swing, const Vec3& rotation,
+                       const Vec3& d, double* out);
 /// phi(q) into `phi` (poses in data.X_base).
 void loop_residual(const Model& model, const Data& data, const double* q, double* phi);
 /// The workspace's S_world from data.X_base.
