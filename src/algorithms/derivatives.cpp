@@ -117,11 +117,17 @@ PLUCKER_HOT inline Motion motion_at(const Matrix6X& x, int k) { return Motion(Ve
 
 struct DerivativesWorkspace : detail::WorkspaceOf<DerivativesWorkspace> {
   static constexpr detail::Slot slot = detail::Slot::Derivatives;
+  // The matrices of the matrix-vector products of fill_subtree are stored by rows, so that each
+  // product is a sum of contiguous rows (vectorised along the subtree), not a dot product per row.
   using Matrix9X = Eigen::Matrix<double, 9, Eigen::Dynamic>;
+  using Rows9X = Eigen::Matrix<double, 9, Eigen::Dynamic, Eigen::RowMajor>;
+  using Rows6X = Eigen::Matrix<double, 6, Eigen::Dynamic, Eigen::RowMajor>;
   explicit DerivativesWorkspace(const Model& model) {
     const auto n = static_cast<std::size_t>(model.nbodies());
-    for (Matrix9X* x : {&PQ, &psi_u, &zeta_s}) x->setZero(9, model.nv());
-    for (Matrix6X* x : {&S, &R, &y_q, &y_v}) x->setZero(6, model.nv());
+    PQ.setZero(9, model.nv());
+    for (Matrix9X* x : {&psi_u, &zeta_s}) x->setZero(9, model.nv());
+    S.setZero(6, model.nv());
+    for (Rows6X* x : {&R, &y_q, &y_v}) x->setZero(6, model.nv());
     composite.assign(n, Composite{});
     v.assign(n, Motion());
     a.assign(n, Motion());
@@ -133,8 +139,10 @@ struct DerivativesWorkspace : detail::WorkspaceOf<DerivativesWorkspace> {
   /// the row's body, psi_u = [psi; angular part of u] and zeta_s = [zeta; angular part of S]
   /// of the column's joint. S; R = Fe-bar^T S (world-frame external forces); y_q, y_v: the
   /// vectors of (2) and (4).
-  Matrix9X PQ, psi_u, zeta_s;
-  Matrix6X S, R, y_q, y_v;
+  Rows9X PQ;
+  Matrix9X psi_u, zeta_s;
+  Matrix6X S;
+  Rows6X R, y_q, y_v;
   /// Per body (world coordinates): the composites, v, a, the joint force F, and the composite
   /// of the world-frame external forces Fe.
   std::vector<Composite> composite;
@@ -142,9 +150,12 @@ struct DerivativesWorkspace : detail::WorkspaceOf<DerivativesWorkspace> {
   std::vector<Force> F, Fe;
 };
 
-/// The motion subspace of joint i in its body's coordinates (6 x nv_i).
-MatS6 motion_subspace(const Model& model, int i) {
-  return std::visit([](const auto& joint) { return joint.S(); }, model.joint(i));
+/// Column c of joint i's motion subspace in its body's coordinates (the joint library's kernel).
+Motion subspace_column(const Model& model, int i, int c) {
+  Motion s;
+  ops::visit_joint(model, i,
+                   [&](const auto& joint, const auto&) { ops::add_column<double>(s, ops::column(joint, c), 1.0); });
+  return s;
 }
 
 /// The derivatives (1)-(4) and M, after the RNEA has left X_up, v, a and the joint forces F
@@ -210,16 +221,15 @@ void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i);
     const Transform& X = data.X_base[i] = data.X_up[i] * data.X_base[p];  // i_X_0
-    const Motion v = ws.v[i] = X.apply_inverse(data.v[i]);
-    ws.a[i] = X.apply_inverse(data.a[i]);
-    ws.F[i] = X.apply_inverse(data.f[i]);
+    const Motion v = ws.v[i] = ops::apply_inverse(X, data.v[i]);
+    ws.a[i] = ops::apply_inverse(X, data.a[i]);
+    ws.F[i] = ops::apply_inverse(X, data.f[i]);
     ws.composite[i].set(model.inertia(i).transformed_inverse(X), v);
     if constexpr (FI == ForceInput::World) ws.Fe[i] = f_ext[i];
     const Motion v_parent = p > 0 ? ws.v[p] : Motion();
     const Motion& a_parent = p > 0 ? ws.a[p] : a_base;
-    const MatS6 S_body = motion_subspace(model, i);
-    for (int c = 0, k = model.idx_v(i); c < S_body.cols(); ++c, ++k) {
-      const Motion s = X.apply_inverse(Motion(Vec6(S_body.col(c))));
+    for (int c = 0, k = model.idx_v(i); c < model.joint_nv(i); ++c, ++k) {
+      const Motion s = ops::apply_inverse(X, subspace_column(model, i, c));
       const Motion u = cross_motion(s, v_parent);
       put(ws.S, 0, k, s);
       put(ws.psi_u, 0, k, cross_motion(s, a_parent) - cross_motion(u, v_parent));
