@@ -96,6 +96,15 @@ void bind_forward_dynamics(py::module_& mod) {
       "ForwardDynamicsChoice(method, reason): the method that forward_dynamics(method='auto') runs\n"
       "on this model ('aba' or 'crba_ltdl', by predicted time from the topology) and why.");
   mod.def(
+      "mass_matrix_newton_euler",
+      [](PyModel& m, ArrayLike q) {
+        const Vector qa = q_arg(m, q);
+        return call({&qa}, [&] { return mat_out(plucker::mass_matrix_newton_euler(m.model(), m.data(), qa)); });
+      },
+      py::arg("model"), py::arg("q"),
+      "M = H^T P^-T I P^-1 H (paper 000, the Newton-Euler factorisation of the global formulation),\n"
+      "applied as operators in world coordinates: the reference form the CRBA is checked against.");
+  mod.def(
       "minv",
       [](PyModel& m, ArrayLike q) {
         const Vector qa = q_arg(m, q);

@@ -32,7 +32,8 @@ enum class Slot : int {
   Derivatives,
   OperationalSpace,
   ConstrainedDerivatives,
-  Last = ConstrainedDerivatives
+  Global,
+  Last = Global
 };
 static_assert(static_cast<int>(Slot::Last) < kWorkspaceSlots);
 

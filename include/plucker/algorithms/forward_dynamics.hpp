@@ -141,6 +141,15 @@ const VecX& solve_innovations(const Model& model, Data& data, const Eigen::Ref<c
 const MatX& minv(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
 
 // ============================================================================================
+// The global formulation (paper 000 §3.5, Eqs. 23-29): the tree as N unconstrained bodies
+// ============================================================================================
+
+/// M = H^T P^-T I P^-1 H, the Newton-Euler factorisation of the global formulation, applied as
+/// operators (P the incidence matrix, H = diag(h_i), I = diag(I_i), world coordinates); O(N nv).
+/// The reference form against which the CRBA is checked. Returns data.M.
+const MatX& mass_matrix_newton_euler(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
+
+// ============================================================================================
 // One entry point
 // ============================================================================================
 
