@@ -31,7 +31,8 @@ enum class Slot : int {
   Singularity,
   Derivatives,
   OperationalSpace,
-  Last = OperationalSpace
+  Contact,
+  Last = Contact
 };
 static_assert(static_cast<int>(Slot::Last) < kWorkspaceSlots);
 

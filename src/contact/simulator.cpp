@@ -1,0 +1,230 @@
+// The fixed-step simulator with compliant contact (docs/contact.md).
+#include "plucker/contact/simulator.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "algorithms/workspace.hpp"
+#include "base/text.hpp"
+#include "plucker/algorithms/aba.hpp"
+#include "plucker/algorithms/kinematics.hpp"
+#include "plucker/algorithms/rnea.hpp"
+
+namespace plucker {
+
+std::string_view to_string(Integrator integrator) {
+  switch (integrator) {
+    case Integrator::SemiImplicitEuler:
+      return "semi_implicit_euler";
+    case Integrator::Rk4:
+      return "rk4";
+  }
+  return "unknown";
+}
+
+Integrator parse_integrator(std::string_view name) {
+  if (name == "semi_implicit_euler" || name == "symplectic_euler") return Integrator::SemiImplicitEuler;
+  if (name == "rk4") return Integrator::Rk4;
+  throw InvalidArgument("unknown integrator '" + text::printable(name) +
+                        "': expected 'semi_implicit_euler' or 'rk4' (an implicit integrator is not available)");
+}
+
+Simulator::Simulator(const Model& model, double dt, Integrator integrator)
+    : model_(model), data_(model_), integrator_(integrator) {
+  set_dt(dt);
+  constrained_.baumgarte_alpha = 10.0;
+  constrained_.baumgarte_beta = 10.0;
+  const Eigen::Index nq = model_.nq(), nv = model_.nv();
+  q_stage_.setZero(nq);
+  xi_.setZero(nv);
+  for (int k = 0; k < 4; ++k) {
+    a_[k].setZero(nv);
+    dxi_[k].setZero(nv);
+  }
+  v_stage_.setZero(nv);
+  zero_.setZero(nv);
+  tau_total_.setZero(nv);
+  tmp_.setZero(nv);
+}
+
+void Simulator::set_dt(double dt) {
+  if (!(std::isfinite(dt) && dt > 0.0))
+    throw InvalidArgument("Simulator: dt must be finite and > 0, got " + text::number(dt));
+  dt_ = dt;
+}
+
+void Simulator::check_state(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                            const Eigen::Ref<const VecX>& tau, const char* fn) const {
+  detail::check_arguments(fn, [&] {
+    model_.check_configuration(q, "q");
+    model_.check_tangent(v, "v");
+    model_.check_tangent(tau, "tau");
+  });
+}
+
+const VecX& Simulator::evaluate(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                                const Eigen::Ref<const VecX>& tau) {
+  const std::span<const Force> f_ext = contact_forces(model_, data_, scene_, q, v);
+  if (model_.num_constraints() == 0) return aba(model_, data_, q, v, tau, f_ext, ReferenceFrame::World);
+  // tau + J^T f_ext = tau + g(q) - rnea(q, 0, 0, f_ext): the contact forces as generalised forces.
+  tmp_ = gravity_torques(model_, data_, q);
+  tau_total_ = tau + tmp_;
+  tau_total_ -= rnea(model_, data_, q, zero_, zero_, f_ext, ReferenceFrame::World);
+  return constrained_forward_dynamics(model_, data_, q, v, tau_total_, constrained_);
+}
+
+void Simulator::retract(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& xi, double dt,
+                        Eigen::Ref<VecX> out) const {
+  for (int i = 1; i < model_.nbodies(); ++i)
+    std::visit(
+        [&](const auto& j) {
+          j.integrate(q.data() + model_.idx_q(i), xi.data() + model_.idx_v(i), dt, out.data() + model_.idx_q(i));
+        },
+        model_.joint(i));
+}
+
+void Simulator::dexp_inverse(const VecX& xi, const VecX& w, VecX& out) const {
+  // q(t) = q0 (+) xi(t) with right-trivialised velocity w: xi' = dexp^-1_{-xi}(w)
+  //      = w + 1/2 [xi, w] + 1/12 [xi, [xi, w]] + O(xi^4)   (enough for fourth order, RKMK).
+  out = w;
+  for (int i = 1; i < model_.nbodies(); ++i) {
+    const int iv = model_.idx_v(i);
+    if (std::holds_alternative<JointFreeFlyer>(model_.joint(i))) {
+      const Motion x(Vec6(xi.segment<6>(iv))), y(Vec6(w.segment<6>(iv)));
+      const Motion b = cross(x, y);
+      out.segment<6>(iv) += (0.5 * b + (1.0 / 12.0) * cross(x, b)).vector();
+    } else if (std::holds_alternative<JointSpherical>(model_.joint(i))) {
+      const Vec3 x = xi.segment<3>(iv), y = w.segment<3>(iv);
+      const Vec3 b = x.cross(y);
+      out.segment<3>(iv) += 0.5 * b + (1.0 / 12.0) * x.cross(b);
+    }
+  }
+}
+
+void Simulator::step_unchecked(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau) {
+  const double h = dt_;
+  if (integrator_ == Integrator::SemiImplicitEuler) {
+    v += h * evaluate(q, v, tau);
+    retract(q, v, h, q_stage_);
+    q = q_stage_;
+    return;
+  }
+  // RK4 in the chart xi -> q (+) xi at the start of the step.
+  a_[0] = evaluate(q, v, tau);
+  dxi_[0] = v;
+  start_pairs_.assign(contact_pairs(data_).begin(), contact_pairs(data_).end());
+  const double c[3] = {0.5 * h, 0.5 * h, h};
+  for (int s = 1; s < 4; ++s) {
+    xi_ = c[s - 1] * dxi_[s - 1];
+    v_stage_ = v + c[s - 1] * a_[s - 1];
+    retract(q, xi_, 1.0, q_stage_);
+    a_[s] = evaluate(q_stage_, v_stage_, tau);
+    dexp_inverse(xi_, v_stage_, dxi_[s]);
+  }
+  xi_ = (h / 6.0) * (dxi_[0] + 2.0 * dxi_[1] + 2.0 * dxi_[2] + dxi_[3]);
+  v += (h / 6.0) * (a_[0] + 2.0 * a_[1] + 2.0 * a_[2] + a_[3]);
+  retract(q, xi_, 1.0, q_stage_);
+  q = q_stage_;
+}
+
+void Simulator::step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau) {
+  check_state(q, v, tau, "Simulator.step");
+  step_unchecked(q, v, tau);
+  if (integrator_ == Integrator::SemiImplicitEuler)
+    start_pairs_.assign(contact_pairs(data_).begin(), contact_pairs(data_).end());
+  if (!q.allFinite() || !v.allFinite())
+    throw NumericalError("Simulator.step: the state is not finite after the step (dt " + text::number(dt_) +
+                         " too large for the contact stiffness?)");
+}
+
+namespace {
+void check_output(const Eigen::Ref<MatX>& X, Eigen::Index rows, Eigen::Index cols, const char* name) {
+  if (X.rows() != rows || X.cols() != cols)
+    throw InvalidArgument(std::string("Simulator.rollout: ") + name + " is " + std::to_string(X.rows()) + " x " +
+                          std::to_string(X.cols()) + ", expected " + std::to_string(rows) + " x " +
+                          std::to_string(cols));
+}
+}  // namespace
+
+void Simulator::rollout(const Eigen::Ref<const VecX>& q0, const Eigen::Ref<const VecX>& v0,
+                        const Eigen::Ref<const MatX>& TAU, Eigen::Ref<MatX> Q, Eigen::Ref<MatX> V, Eigen::Ref<MatX> F) {
+  rollout_impl(q0, v0, TAU, Q, V, F, nullptr, nullptr);
+}
+
+void Simulator::rollout(const Eigen::Ref<const VecX>& q0, const Eigen::Ref<const VecX>& v0,
+                        const Eigen::Ref<const MatX>& TAU, Eigen::Ref<MatX> Q, Eigen::Ref<MatX> V, Eigen::Ref<MatX> F,
+                        Eigen::Ref<MatX> penetration, Eigen::Ref<MatX> energy) {
+  rollout_impl(q0, v0, TAU, Q, V, F, &penetration, &energy);
+}
+
+void Simulator::rollout_impl(const Eigen::Ref<const VecX>& q0, const Eigen::Ref<const VecX>& v0,
+                             const Eigen::Ref<const MatX>& TAU, Eigen::Ref<MatX>& Q, Eigen::Ref<MatX>& V,
+                             Eigen::Ref<MatX>& F, Eigen::Ref<MatX>* penetration, Eigen::Ref<MatX>* energy_out) {
+  const char* fn = "Simulator.rollout";
+  if (TAU.rows() != model_.nv())
+    throw InvalidArgument(std::string(fn) + ": TAU has " + std::to_string(TAU.rows()) +
+                          " rows per step, expected nv = " + std::to_string(model_.nv()));
+  check_state(q0, v0, zero_, fn);
+  if (!TAU.allFinite()) {
+    for (Eigen::Index t = 0; t < TAU.cols(); ++t)
+      if (!TAU.col(t).allFinite())
+        throw InvalidArgument(std::string(fn) + ": TAU is not finite at step " + std::to_string(t));
+  }
+  const Eigen::Index T = TAU.cols(), P = scene_.num_pairs();
+  check_output(Q, model_.nq(), T + 1, "Q");
+  check_output(V, model_.nv(), T + 1, "V");
+  check_output(F, 3 * P, T, "F");
+  if (penetration) check_output(*penetration, P, T + 1, "penetration");
+  if (energy_out) check_output(*energy_out, 4, T + 1, "energy");
+  Q.col(0) = q0;
+  V.col(0) = v0;
+  auto diagnostics = [&](Eigen::Index t) {
+    if (energy_out) {
+      const Energy e = energy(Q.col(t), V.col(t));
+      energy_out->col(t) << e.kinetic, e.potential, e.elastic, e.total();
+    }
+    if (penetration) {
+      if (!energy_out) contact_forces(model_, data_, scene_, Q.col(t), V.col(t));
+      const auto pairs = contact_pairs(data_);
+      for (Eigen::Index p = 0; p < P; ++p) (*penetration)(p, t) = pairs[static_cast<std::size_t>(p)].penetration;
+    }
+  };
+  for (Eigen::Index t = 0; t < T; ++t) {
+    diagnostics(t);
+    Q.col(t + 1) = Q.col(t);
+    V.col(t + 1) = V.col(t);
+    step_unchecked(Q.col(t + 1), V.col(t + 1), TAU.col(t));
+    const std::span<const ContactPair> pairs = integrator_ == Integrator::SemiImplicitEuler
+                                                   ? contact_pairs(data_)
+                                                   : std::span<const ContactPair>(start_pairs_);
+    for (Eigen::Index p = 0; p < P; ++p) F.block<3, 1>(3 * p, t) = pairs[static_cast<std::size_t>(p)].force;
+    if (!Q.col(t + 1).allFinite() || !V.col(t + 1).allFinite())
+      throw NumericalError(std::string(fn) + ": the state is not finite after step " + std::to_string(t) + " (dt " +
+                           text::number(dt_) + " too large for the contact stiffness?)");
+  }
+  diagnostics(T);
+}
+
+const VecX& Simulator::acceleration(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                                    const Eigen::Ref<const VecX>& tau) {
+  check_state(q, v, tau, "Simulator.acceleration");
+  return evaluate(q, v, tau);
+}
+
+std::span<const ContactPair> Simulator::contacts(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v) {
+  check_state(q, v, zero_, "Simulator.contacts");
+  contact_forces(model_, data_, scene_, q, v);
+  return contact_pairs(data_);
+}
+
+Energy Simulator::energy(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v) {
+  check_state(q, v, zero_, "Simulator.energy");
+  Energy e;
+  e.kinetic = kinetic_energy(model_, data_, q, v);
+  e.potential = potential_energy(model_, data_, q);
+  contact_forces(model_, data_, scene_, q, v);
+  e.elastic = contact_elastic_energy(scene_, data_);
+  return e;
+}
+
+}  // namespace plucker
