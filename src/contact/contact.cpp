@@ -82,7 +82,8 @@ ContactLaw parse_contact_law(std::string_view name) {
                         "': expected 'linear', 'hunt_crossley' or 'azad_featherstone'");
 }
 
-void check_normal_force_model(const NormalForceModel& m, const char* what) {
+void check_normal_force_model(const NormalForceModel& model, const char* what) {
+  const NormalForceModel& m = model;
   require(std::isfinite(m.stiffness) && m.stiffness >= 0.0, what,
           "stiffness must be finite and >= 0, got " + number(m.stiffness));
   require(std::isfinite(m.damping) && m.damping >= 0.0, what,
@@ -91,7 +92,8 @@ void check_normal_force_model(const NormalForceModel& m, const char* what) {
           "exponent must be in [1, 10], got " + number(m.exponent));
 }
 
-double normal_force(const NormalForceModel& m, double x, double xdot) {
+double normal_force(const NormalForceModel& model, double x, double xdot) {
+  const NormalForceModel& m = model;
   // x = 0 counts as touching: only the linear law's damping term is nonzero there (its force
   // jumps to c xdot on impact), so an impact that starts at a step boundary is integrated
   // with the force's limit from inside.
@@ -116,13 +118,15 @@ double normal_force(const NormalForceModel& m, double x, double xdot) {
   return f > 0.0 ? f : 0.0;  // no pulling
 }
 
-double elastic_energy(const NormalForceModel& m, double x) {
+double elastic_energy(const NormalForceModel& model, double x) {
+  const NormalForceModel& m = model;
   if (!(x > 0.0)) return 0.0;
   if (m.law == ContactLaw::Linear) return 0.5 * m.stiffness * x * x;
   return m.stiffness * std::pow(x, m.exponent + 1.0) / (m.exponent + 1.0);
 }
 
-double static_penetration(const NormalForceModel& m, double load) {
+double static_penetration(const NormalForceModel& model, double load) {
+  const NormalForceModel& m = model;
   check_normal_force_model(m, "static_penetration");
   require(std::isfinite(load) && load >= 0.0, "static_penetration",
           "load must be finite and >= 0, got " + number(load));
@@ -131,7 +135,9 @@ double static_penetration(const NormalForceModel& m, double load) {
   return std::pow(load / m.stiffness, 1.0 / m.exponent);
 }
 
-double coefficient_of_restitution(const NormalForceModel& m, double mass, double v_in) {
+double coefficient_of_restitution(const NormalForceModel& model, double mass, double impact_speed) {
+  const NormalForceModel& m = model;
+  const double v_in = impact_speed;
   check_normal_force_model(m, "coefficient_of_restitution");
   require(std::isfinite(mass) && mass > 0.0, "coefficient_of_restitution",
           "mass must be finite and > 0, got " + number(mass));
@@ -170,7 +176,8 @@ double coefficient_of_restitution(const NormalForceModel& m, double mass, double
 }
 
 // ------------------------------------------------------------------ friction
-void check_friction_model(const FrictionModel& f, const char* what) {
+void check_friction_model(const FrictionModel& model, const char* what) {
+  const FrictionModel& f = model;
   require(std::isfinite(f.static_coefficient) && f.static_coefficient >= 0.0, what,
           "static friction coefficient must be finite and >= 0, got " + number(f.static_coefficient));
   require(std::isfinite(f.dynamic_coefficient) && f.dynamic_coefficient >= 0.0, what,
@@ -181,12 +188,15 @@ void check_friction_model(const FrictionModel& f, const char* what) {
           "regularization velocity must be finite and > 0, got " + number(f.regularization));
 }
 
-double friction_coefficient(const FrictionModel& f, double s) {
+double friction_coefficient(const FrictionModel& model, double slip_speed) {
+  const FrictionModel& f = model;
+  const double s = slip_speed;
   const double r = s / f.stribeck_velocity;
   return f.dynamic_coefficient + (f.static_coefficient - f.dynamic_coefficient) * std::exp(-r * r);
 }
 
-Vec3 friction_force(const FrictionModel& f, double fn, const Vec3& vt) {
+Vec3 friction_force(const FrictionModel& model, double fn, const Vec3& vt) {
+  const FrictionModel& f = model;
   const double s2 = vt.squaredNorm();
   const double s = std::sqrt(s2);
   return (-friction_coefficient(f, s) * fn / std::sqrt(s2 + f.regularization * f.regularization)) * vt;

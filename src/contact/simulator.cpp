@@ -127,6 +127,7 @@ void Simulator::step_unchecked(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eig
   q = q_stage_;
 }
 
+// NOLINTNEXTLINE(performance-unnecessary-value-param): Eigen::Ref by value is Eigen's writable-argument idiom
 void Simulator::step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau) {
   check_state(q, v, tau, "Simulator.step");
   step_unchecked(q, v, tau);
