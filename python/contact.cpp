@@ -94,8 +94,9 @@ const char* const simulator_doc =
     "Simulator(model, dt=1e-3, integrator='semi_implicit_euler', baumgarte=(10.0, 10.0),\n"
     "          constrained_method='range_space')\n\n"
     "A fixed-step simulator with compliant contact (docs/contact.md). It keeps a copy of the model.\n"
-    "integrator: 'semi_implicit_euler' (first order) or 'rk4' (fourth order; RKMK on free-flyer and\n"
-    "spherical joints). No implicit integrator yet. Contact forces enter as external forces (aba with\n"
+    "integrator: 'semi_implicit_euler' (first order), 'rk4' (fourth order; RKMK on free-flyer and\n"
+    "spherical joints) or 'implicit_euler' (linearly implicit in the contact forces, for stiff contact and\n"
+    "friction; trees only). Contact forces enter as external forces (aba with\n"
     "f_ext in world coordinates); models with loop joints or mimics use constrained_forward_dynamics\n"
     "(baumgarte = (alpha, beta), constrained_method) with the contact forces as J^T f.";
 

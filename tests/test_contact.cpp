@@ -186,15 +186,15 @@ namespace {
 struct SlopeResult {
   double v1, v2, max_rotation_rate;
 };
-SlopeResult slide(double theta, double mu, double eps, double t1, double t2) {
+SlopeResult slide(double theta, double mu, double eps, double t1, double t2,
+                  Integrator integrator = Integrator::SemiImplicitEuler, double dt = 1e-4) {
   Model m("world");
   const double a = 0.1, b = 0.1, c = 0.05;
   const Mat3 I =
       Vec3(kMass / 3 * (b * b + c * c), kMass / 3 * (a * a + c * c), kMass / 3 * (a * a + b * b)).asDiagonal();
   m.add_body(0, JointFreeFlyer{}, Transform(), RigidBodyInertia::from_mass_com_inertia(kMass, Vec3::Zero(), I), "block",
              "root_joint");
-  const double dt = 1e-4;
-  Simulator sim(m, dt, Integrator::SemiImplicitEuler);
+  Simulator sim(m, dt, integrator);
   const Vec3 n(std::sin(theta), 0, std::cos(theta));
   NormalForceModel nf = law(ContactLaw::Linear);
   nf.damping = 2.0 * std::sqrt(nf.stiffness * kMass / 4);  // each corner critically damped
@@ -244,6 +244,43 @@ TEST(ContactFriction, BlockOnAnInclineSticksBelowTheFrictionAngleAndSlidesAbove)
     EXPECT_NEAR(a, expected, 1e-4 * expected);
     EXPECT_LT(s.max_rotation_rate, 0.05);  // it slides flat on its face (measured 0.012 rad/s, transient)
   }
+}
+
+// The linearly implicit Euler step takes the same incline at dt = 1e-3 s with eps = 1e-3 m/s,
+// where the explicit step is unstable (dt mu g / eps = 4.9 > 2): the same creep speed and
+// sliding acceleration; semi-implicit Euler at that dt tumbles.
+TEST(ContactImplicit, StiffFrictionAtALargeStep) {
+  const double mu = 0.5, eps = 1e-3, g = 9.81;
+  const double stick = std::atan(0.8 * mu), slip = std::atan(1.5 * mu);
+  const SlopeResult s1 = slide(stick, mu, eps, 1.0, 2.0, Integrator::ImplicitEuler, 1e-3);
+  const double creep = eps * 0.8 / 0.6;
+  EXPECT_NEAR(s1.v2, creep, 1e-6 * creep);
+  const SlopeResult s2 = slide(slip, mu, eps, 1.0, 2.0, Integrator::ImplicitEuler, 1e-3);
+  const double a = (s2.v2 - s2.v1) / 1.0, expected = g * (std::sin(slip) - mu * std::cos(slip));
+  std::printf("implicit, dt = 1 ms: creep %.9e (closed form %.9e), acceleration %.8f (%.8f)\n", s1.v2, creep, a,
+              expected);
+  EXPECT_NEAR(a, expected, 1e-4 * expected);
+  EXPECT_LT(std::max(s1.max_rotation_rate, s2.max_rotation_rate), 0.05);
+  const SlopeResult explicit_run = slide(stick, mu, eps, 1.0, 2.0, Integrator::SemiImplicitEuler, 1e-3);
+  EXPECT_GT(std::abs(explicit_run.v2 - creep), 100 * creep);  // the explicit step does not hold it
+}
+
+TEST(ContactImplicit, RestsAtTheStaticPenetrationAndRefusesLoops) {
+  for (ContactLaw kind : kLaws) {
+    Simulator sim(ball_model(), 1e-3, Integrator::ImplicitEuler);
+    sim.add_ground(ground(law(kind), 0.5));
+    sim.add_sphere("ball", Vec3::Zero(), kRadius);
+    VecX q = ball_q(kRadius + 0.01), v = VecX::Zero(6), tau = VecX::Zero(6);
+    for (int k = 0; k < 10000; ++k) sim.step(q, v, tau);  // 10 s
+    const double x = kRadius - q[2], expected = static_penetration(law(kind), kMass * 9.81);
+    SCOPED_TRACE(std::string(to_string(kind)));
+    EXPECT_NEAR(x, expected, 1e-6 * expected);
+  }
+  Simulator loops(build_four_bar(), 1e-3, Integrator::ImplicitEuler);
+  const Model fb = build_four_bar();
+  VecX q = neutral(fb), v = VecX::Zero(fb.nv());
+  EXPECT_THROW(loops.step(q, v, v), InvalidArgument);
+  EXPECT_EQ(parse_integrator("implicit"), Integrator::ImplicitEuler);
 }
 
 namespace {
@@ -376,7 +413,7 @@ TEST(ContactSimulator, BadInputRaisesClearErrors) {
   EXPECT_THROW(sim.add_ground(h), InvalidArgument);
   EXPECT_THROW(Simulator(ball_model(), 0.0), InvalidArgument);
   EXPECT_THROW(Simulator(ball_model(), NAN), InvalidArgument);
-  EXPECT_THROW(parse_integrator("implicit"), InvalidArgument);
+  EXPECT_THROW(parse_integrator("backward_differentiation"), InvalidArgument);
   sim.add_ground(HalfSpace{});
   sim.add_sphere("ball", Vec3::Zero(), 0.1);
   VecX q = ball_q(1.0), v = VecX::Zero(6), tau = VecX::Zero(6);
@@ -428,7 +465,7 @@ TEST(ContactSimulator, NoAllocationOnceWarm) {
   bool solo = false;
   const Model m = solo12_or_quadruped(solo);
   if (!solo) GTEST_SKIP() << "solo12.urdf absent";
-  for (Integrator integrator : {Integrator::SemiImplicitEuler, Integrator::Rk4}) {
+  for (Integrator integrator : {Integrator::SemiImplicitEuler, Integrator::Rk4, Integrator::ImplicitEuler}) {
     Simulator sim(m, 1e-3, integrator);
     sim.add_ground(HalfSpace{});
     for (const char* foot : {"FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT"}) sim.add_sphere(foot, Vec3::Zero(), 0.02);
@@ -451,7 +488,7 @@ TEST(ContactSimulator, Solo12Speed) {
   bool solo = false;
   const Model m = solo12_or_quadruped(solo);
   if (!solo) GTEST_SKIP() << "solo12.urdf absent";
-  for (Integrator integrator : {Integrator::SemiImplicitEuler, Integrator::Rk4}) {
+  for (Integrator integrator : {Integrator::SemiImplicitEuler, Integrator::Rk4, Integrator::ImplicitEuler}) {
     Simulator sim(m, 1e-3, integrator);
     HalfSpace h;
     h.normal_force.damping = 1.5 * 0.2 * h.normal_force.stiffness;

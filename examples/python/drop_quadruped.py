@@ -5,7 +5,8 @@ The robot (floating base) starts at rest with its base 0.3 m above the ground, l
 pose (HFE +-0.8 rad, KFE -+1.6 rad). Each foot carries a contact sphere (radius 0.02 m, centred at
 the FOOT frame) against a Hunt-Crossley ground (k = 1e5 N/m^1.5, lambda = 0.3 k, regularised
 Coulomb friction mu = 0.8, regularisation velocity 0.1 m/s: at 1 ms, 0.05 m/s and below make the
-light feet chatter, see docs/contact.md). Two runs of plucker.Simulator (semi-implicit Euler):
+light feet chatter with the explicit step, see docs/contact.md). Two runs of plucker.Simulator
+(semi-implicit Euler by default; --integrator implicit_euler holds eps = 0.01 m/s at 1 ms):
   * standing: a PD + gravity-compensation controller on the 12 joints,
         tau = Kp (q_des - q) - Kd v + g(q)   (joint rows; the base is unactuated),
     keeps the robot up: it lands, bounces, settles at a constant height;
@@ -13,7 +14,8 @@ light feet chatter, see docs/contact.md). Two runs of plucker.Simulator (semi-im
     spheres there), in one C++ rollout.
 Writes drop_quadruped.png (base height, foot penetration, energy) and drop_quadruped.json.
 
-usage: drop_quadruped.py [--model URDF] [--seconds T] [--dt DT] [--out DIR]
+usage: drop_quadruped.py [--model URDF] [--seconds T] [--dt DT] [--regularization EPS]
+                         [--integrator NAME] [--out DIR]
        (default model: solo12 of ../shared/models; exits cleanly when absent)
 """
 import argparse
@@ -35,8 +37,8 @@ def default_model():
     return os.path.join(shared, "models", "solo12.urdf")
 
 
-def make_simulator(model, dt, regularization, extra_spheres=False):
-    sim = plucker.Simulator(model, dt=dt, integrator="semi_implicit_euler")
+def make_simulator(model, dt, regularization, integrator, extra_spheres=False):
+    sim = plucker.Simulator(model, dt=dt, integrator=integrator)
     sim.add_ground(normal=(0, 0, 1), offset=0.0, contact="hunt_crossley", stiffness=1e5, damping=0.3e5,
                    exponent=1.5, friction=0.8, regularization=regularization)
     for foot in FEET:
@@ -57,6 +59,8 @@ def main(argv=None):
     parser.add_argument("--dt", type=float, default=1e-3)
     parser.add_argument("--regularization", type=float, default=0.1,
                         help="friction regularisation velocity [m/s]; below ~0.1 the explicit step chatters at 1 ms")
+    parser.add_argument("--integrator", default="semi_implicit_euler",
+                        help="semi_implicit_euler, rk4 or implicit_euler (holds eps = 0.01 m/s at 1 ms)")
     parser.add_argument("--out", default=".")
     args = parser.parse_args(argv)
     if not os.path.exists(args.model):
@@ -77,7 +81,7 @@ def main(argv=None):
     steps = int(round(args.seconds / args.dt))
 
     # ---- standing: the controller in a Python loop around sim.step
-    sim = make_simulator(model, args.dt, args.regularization)
+    sim = make_simulator(model, args.dt, args.regularization, args.integrator)
     q, v = q0.copy(), np.zeros(model.nv)
     t_wall = time.perf_counter()
     height, pen, energy, active = [q[2]], [sim.contacts(q, v)["penetration"]], [sim.energy(q, v)["total"]], []
@@ -97,7 +101,7 @@ def main(argv=None):
     height, pen, energy = np.array(height), np.array(pen), np.array(energy)
 
     # ---- passive: zero torques, one rollout in C++
-    passive = make_simulator(model, args.dt, args.regularization, extra_spheres=True)
+    passive = make_simulator(model, args.dt, args.regularization, args.integrator, extra_spheres=True)
     t_wall = time.perf_counter()
     Qp, Vp, Fp, Dp = passive.rollout(q0, np.zeros(model.nv), np.zeros((steps, model.nv)), diagnostics=True)
     rollout_rate = steps / (time.perf_counter() - t_wall)
@@ -126,7 +130,7 @@ def main(argv=None):
     axes[2].set_ylabel("energy [J]")
     axes[2].set_xlabel("time [s]")
     axes[2].legend()
-    fig.suptitle(f"{os.path.basename(args.model)} dropped from 0.3 m, dt = {args.dt:g} s")
+    fig.suptitle(f"{os.path.basename(args.model)} dropped from 0.3 m, {args.integrator}, dt = {args.dt:g} s")
     fig.tight_layout()
     fig.savefig(os.path.join(args.out, "drop_quadruped.png"), dpi=110)
 
@@ -139,6 +143,7 @@ def main(argv=None):
         "height_range_last_0.2s": float(np.ptp(height[tail])),
         "max_joint_speed_last_0.2s": float(np.max(joint_speed[tail.start - 1:])),
         "regularization": args.regularization,
+        "integrator": args.integrator,
         "landed_all_feet": bool(np.all(active[-1])),
         "max_penetration": float(pen.max()),
         "final_penetration": [float(x) for x in pen[-1]],

@@ -129,6 +129,31 @@ def test_friction_on_an_incline():
     assert a == pytest.approx(g * (math.sin(theta) - mu * math.cos(theta)), rel=1e-4)
 
 
+def test_implicit_euler_holds_stiff_friction_at_a_large_step():
+    """dt mu g / eps = 4.9 > 2: the explicit step cannot hold the block; the linearly implicit one
+    gives the closed-form creep speed."""
+    mu, eps, g, theta = 0.5, 1e-3, 9.81, math.atan(0.4)
+    urdf = """<robot name="block"><link name="block"><inertial><mass value="1"/>
+    <inertia ixx="0.0041667" ixy="0" ixz="0" iyy="0.0041667" iyz="0" izz="0.0066667"/></inertial></link></robot>"""
+    m = plucker.Model.from_urdf_string(urdf, floating_base=True)
+    speeds = {}
+    for integrator in ("implicit_euler", "semi_implicit_euler"):
+        sim = plucker.Simulator(m, dt=1e-3, integrator=integrator)
+        assert sim.integrator == integrator
+        n = (math.sin(theta), 0, math.cos(theta))
+        sim.add_ground(normal=n, contact="linear", stiffness=1e5, damping=2 * math.sqrt(1e5 / 4), friction=mu,
+                       regularization=eps)
+        for sx in (-0.1, 0.1):
+            for sy in (-0.1, 0.1):
+                sim.add_point("block", (sx, sy, -0.05))
+        q0 = np.r_[(0.05 - g * math.cos(theta) / 4e5) * np.array(n), 0, math.sin(theta / 2), 0, math.cos(theta / 2)]
+        Q, V, F = sim.rollout(q0, np.zeros(6), np.zeros((2000, 6)))
+        speeds[integrator] = V[-1, 3]
+    creep = eps * 0.8 / math.sqrt(1 - 0.64)
+    assert speeds["implicit_euler"] == pytest.approx(creep, rel=1e-6)
+    assert abs(speeds["semi_implicit_euler"] - creep) > 100 * creep
+
+
 def test_energy_conservation_order():
     def drift(integrator, dt):
         sim = plucker.Simulator(ball(), dt=dt, integrator=integrator)
@@ -175,7 +200,7 @@ def test_bad_input_raises():
     with pytest.raises(ValueError, match="contact model"):
         sim.add_ground(contact="hertz")
     with pytest.raises(ValueError, match="integrator"):
-        plucker.Simulator(ball(), integrator="implicit")
+        plucker.Simulator(ball(), integrator="bdf2")
     with pytest.raises(ValueError, match="dt"):
         plucker.Simulator(ball(), dt=-1)
     sim.add_ground()

@@ -202,6 +202,52 @@ Vec3 friction_force(const FrictionModel& model, double fn, const Vec3& vt) {
   return (-friction_coefficient(f, s) * fn / std::sqrt(s2 + f.regularization * f.regularization)) * vt;
 }
 
+// ------------------------------------------------------------------ derivatives
+ContactForceDerivatives contact_force_derivatives(const HalfSpace& half_space, const ContactPair& pair) {
+  ContactForceDerivatives d;
+  const double fn = pair.normal_force;
+  if (!(fn > 0.0)) return d;
+  const NormalForceModel& m = half_space.normal_force;
+  const double x = std::max(pair.penetration, 1e-12), xd = pair.penetration_rate;
+  double fx = 0.0, fxd = 0.0;  // d f_n / dx, d f_n / dxdot
+  switch (m.law) {
+    case ContactLaw::Linear:
+      fx = m.stiffness;
+      fxd = m.damping;
+      break;
+    case ContactLaw::HuntCrossley: {
+      const double xn = std::pow(x, m.exponent);
+      fx = m.exponent * xn / x * (m.stiffness + m.damping * xd);
+      fxd = m.damping * xn;
+      break;
+    }
+    case ContactLaw::AzadFeatherstone: {
+      const double xn1 = std::pow(x, m.exponent - 1.0);
+      fx = m.stiffness * m.exponent * xn1 + m.damping * (m.exponent - 1.0) * xn1 / x * xd;
+      fxd = m.damping * xn1;
+      break;
+    }
+  }
+  // f_t = -f_n g(s) u_t, g(s) = mu(s) / sqrt(s^2 + eps^2), u_t = P u, P = 1 - n n^T.
+  const FrictionModel& f = half_space.friction;
+  const Vec3& n = half_space.normal;
+  const Vec3& ut = pair.slip_velocity;
+  const double s2 = ut.squaredNorm(), s = std::sqrt(s2), eps2 = f.regularization * f.regularization;
+  const double root = std::sqrt(s2 + eps2), mu = friction_coefficient(f, s), g = mu / root;
+  const double r = s / f.stribeck_velocity;
+  // mu'(s) / s and g'(s) / s (finite at s = 0).
+  const double dmu_over_s = (f.static_coefficient - f.dynamic_coefficient) * std::exp(-r * r) *
+                            (-2.0 / (f.stribeck_velocity * f.stribeck_velocity));
+  const double dg_over_s = dmu_over_s / root - mu / (root * root * root);
+  const Mat3 P = Mat3::Identity() - n * n.transpose();
+  const Mat3 H = g * P + dg_over_s * ut * ut.transpose();
+  // d f_n = fx dx + fxd dxdot with dx = -n . dp, dxdot = -n . du; dF = (n - g u_t) d f_n + df_t.
+  const Vec3 dir = n - g * ut;
+  d.force_velocity = -fxd * dir * n.transpose() - fn * H;
+  d.force_position = -fx * dir * n.transpose();
+  return d;
+}
+
 // ------------------------------------------------------------------ scene
 int ContactScene::add_sphere(const Model& model, const std::string& name, const Vec3& center, double radius) {
   require(std::isfinite(radius) && radius >= 0.0, "add_sphere",

@@ -7,6 +7,7 @@
 #include "algorithms/workspace.hpp"
 #include "base/text.hpp"
 #include "plucker/algorithms/aba.hpp"
+#include "plucker/algorithms/crba.hpp"
 #include "plucker/algorithms/kinematics.hpp"
 #include "plucker/algorithms/rnea.hpp"
 
@@ -18,6 +19,8 @@ std::string_view to_string(Integrator integrator) {
       return "semi_implicit_euler";
     case Integrator::Rk4:
       return "rk4";
+    case Integrator::ImplicitEuler:
+      return "implicit_euler";
   }
   return "unknown";
 }
@@ -25,8 +28,9 @@ std::string_view to_string(Integrator integrator) {
 Integrator parse_integrator(std::string_view name) {
   if (name == "semi_implicit_euler" || name == "symplectic_euler") return Integrator::SemiImplicitEuler;
   if (name == "rk4") return Integrator::Rk4;
+  if (name == "implicit_euler" || name == "implicit") return Integrator::ImplicitEuler;
   throw InvalidArgument("unknown integrator '" + text::printable(name) +
-                        "': expected 'semi_implicit_euler' or 'rk4' (an implicit integrator is not available)");
+                        "': expected 'semi_implicit_euler', 'rk4' or 'implicit_euler'");
 }
 
 Simulator::Simulator(const Model& model, double dt, Integrator integrator)
@@ -45,6 +49,12 @@ Simulator::Simulator(const Model& model, double dt, Integrator integrator)
   zero_.setZero(nv);
   tau_total_.setZero(nv);
   tmp_.setZero(nv);
+  A_.setZero(nv, nv);
+  lu_ = Eigen::PartialPivLU<MatX>(nv);
+  Jp_.setZero(3, nv);
+  JtD_.setZero(nv, 3);
+  rhs_.setZero(nv);
+  dv_.setZero(nv);
 }
 
 void Simulator::set_dt(double dt) {
@@ -55,6 +65,10 @@ void Simulator::set_dt(double dt) {
 
 void Simulator::check_state(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                             const Eigen::Ref<const VecX>& tau, const char* fn) const {
+  if (integrator_ == Integrator::ImplicitEuler && model_.num_constraints() > 0)
+    throw InvalidArgument(std::string(fn) +
+                          ": integrator 'implicit_euler' does not support loop joints or mimics; use "
+                          "'semi_implicit_euler' or 'rk4'");
   detail::check_arguments(fn, [&] {
     model_.check_configuration(q, "q");
     model_.check_tangent(v, "v");
@@ -101,8 +115,45 @@ void Simulator::dexp_inverse(const VecX& xi, const VecX& w, VecX& out) const {
   }
 }
 
+// NOLINTNEXTLINE(performance-unnecessary-value-param): Eigen::Ref by value is Eigen's writable-argument idiom
+void Simulator::implicit_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau) {
+  const double h = dt_;
+  const std::span<const Force> f_ext = contact_forces(model_, data_, scene_, q, v);
+  start_pairs_.assign(contact_pairs(data_).begin(), contact_pairs(data_).end());
+  // rhs = dt (tau - C + J^T F) + dt^2 J^T K J v;  A = M - dt J^T D J - dt^2 J^T K J.
+  rhs_ = tau;
+  rhs_ -= rnea(model_, data_, q, v, zero_, f_ext, ReferenceFrame::World);  // C - J^T F
+  rhs_ *= h;
+  A_ = crba(model_, data_, q);
+  for (const ContactPair& pair : start_pairs_) {
+    if (!(pair.normal_force > 0.0)) continue;
+    const HalfSpace& ground = scene_.half_spaces()[static_cast<std::size_t>(pair.half_space)];
+    const ContactForceDerivatives d = contact_force_derivatives(ground, pair);
+    const int body = scene_.shapes()[static_cast<std::size_t>(pair.shape)].body;
+    if (body == 0) continue;
+    const Matrix6X& J = body_jacobian(model_, data_, q, body, ReferenceFrame::World);
+    // Velocity of the body point at p: v_O + omega x p = J_lin v - p x (J_ang v).
+    Jp_ = J.bottomRows<3>();
+    Jp_.noalias() -= skew(pair.point) * J.topRows<3>();
+    const Mat3 D = h * d.force_velocity + (h * h) * d.force_position;
+    JtD_.noalias() = Jp_.transpose() * D;
+    A_.noalias() -= JtD_ * Jp_;
+    JtD_.noalias() = Jp_.transpose() * ((h * h) * d.force_position);
+    rhs_.noalias() += JtD_ * (Jp_ * v);
+  }
+  lu_.compute(A_);
+  dv_.noalias() = lu_.solve(rhs_);
+  v += dv_;
+  retract(q, v, h, q_stage_);
+  q = q_stage_;
+}
+
 void Simulator::step_unchecked(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau) {
   const double h = dt_;
+  if (integrator_ == Integrator::ImplicitEuler) {
+    implicit_step(q, v, tau);
+    return;
+  }
   if (integrator_ == Integrator::SemiImplicitEuler) {
     v += h * evaluate(q, v, tau);
     retract(q, v, h, q_stage_);

@@ -107,6 +107,15 @@ struct ContactPair {
   Vec3 slip_velocity = Vec3::Zero();  ///< tangential velocity of the body point, world
 };
 
+/// The linearisation of a pair's force F = f_n n + f_t (for the linearly implicit integrator):
+/// dF = force_velocity dv_p + force_position dp, with dv_p the change of the contact point's
+/// velocity and dp its displacement (both world). Zero when f_n = 0 (clamped or separated).
+struct ContactForceDerivatives {
+  Mat3 force_velocity = Mat3::Zero();  ///< dF / dv_p (damping and friction)
+  Mat3 force_position = Mat3::Zero();  ///< dF / dp (stiffness)
+};
+ContactForceDerivatives contact_force_derivatives(const HalfSpace& half_space, const ContactPair& pair);
+
 /// The contact geometry of a model: shapes on bodies, half-spaces. Pairs are every shape
 /// against every half-space, pair index = shape * num_half_spaces() + half_space.
 class ContactScene {

@@ -12,6 +12,7 @@
 // nothing.
 #pragma once
 
+#include <Eigen/LU>
 #include <string_view>
 
 #include "plucker/constraints/constrained_dynamics.hpp"
@@ -24,9 +25,14 @@ enum class Integrator : int {
                       ///< for separable systems)
   Rk4,                ///< "rk4": classical RK4 in the chart q (+) xi at the step's start (RKMK: stage velocities
                       ///< mapped by dexp^-1 on free-flyer and spherical joints), fourth order
+  ImplicitEuler,      ///< "implicit_euler": linearly implicit Euler for stiff contact: the contact forces
+                      ///< linearised in v_+ and in the displacement dt v_+ (contact_force_derivatives),
+                      ///< (M - dt J^T D J - dt^2 J^T K J) dv = dt (tau - C + J^T F) + dt^2 J^T K J v;
+                      ///< q_+ = q (+) dt v_+. First order; trees only (no loop joints or mimics)
 };
 std::string_view to_string(Integrator integrator);
-/// "semi_implicit_euler" (also "symplectic_euler"), "rk4"; throws InvalidArgument otherwise.
+/// "semi_implicit_euler" (also "symplectic_euler"), "rk4", "implicit_euler" (also "implicit");
+/// throws InvalidArgument otherwise.
 Integrator parse_integrator(std::string_view name);
 
 /// Energies at a state: kinetic, potential in the model's gravity field (zero at the world
@@ -93,6 +99,7 @@ class Simulator {
                     const Eigen::Ref<const MatX>& TAU, Eigen::Ref<MatX>& Q, Eigen::Ref<MatX>& V, Eigen::Ref<MatX>& F,
                     Eigen::Ref<MatX>* penetration, Eigen::Ref<MatX>* energy);
   void step_unchecked(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau);
+  void implicit_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau);
   /// out = q (+) xi (allocation-free).
   void retract(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& xi, double dt,
                Eigen::Ref<VecX> out) const;
@@ -107,7 +114,12 @@ class Simulator {
   ConstrainedOptions constrained_;
   // scratch (sized at construction)
   VecX q_stage_, xi_, a_[4], dxi_[4], v_stage_, zero_, tau_total_, tmp_;
-  std::vector<ContactPair> start_pairs_;  ///< the pairs at the start of the last step
+  std::vector<ContactPair> start_pairs_;
+  MatX A_;                                        ///< implicit_euler: the iteration matrix
+  Eigen::PartialPivLU<MatX> lu_;                  ///< ... its factorisation
+  Eigen::Matrix<double, 3, Eigen::Dynamic> Jp_;   ///< ... a contact point's Jacobian (3 x nv, world)
+  Eigen::Matrix<double, Eigen::Dynamic, 3> JtD_;  ///< ... Jp^T times a 3 x 3 block
+  VecX rhs_, dv_;                                 ///< the pairs at the start of the last step
 };
 
 }  // namespace plucker
