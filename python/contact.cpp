@@ -264,6 +264,41 @@ void bind_contact(py::module_& mod) {
       "(name, body, center in body coordinates, radius) of each shape.");
 
   mod.def(
+      "rollout_batch",
+      [](PySimulator& s, ArrayLike q0, ArrayLike v0, ArrayLike tau, int threads) {
+        const plucker::Simulator& sim = s.mutable_sim("rollout_batch");
+        const plucker::Model& model = sim.model();
+        const py::ssize_t nq = model.nq(), nv = model.nv(), P = sim.scene().num_pairs();
+        const Array Q0 = batch_arg(q0, "Q0", nq, "nq = " + std::to_string(nq));
+        const py::ssize_t B = Q0.shape(0);
+        const Array V0 = batch_arg(v0, "V0", nv, "nv = " + std::to_string(nv), B);
+        if (tau.is_none()) value_error("TAU is None, expected an array of shape (B, T, nv)");
+        const Array U = Array::ensure(tau);
+        if (!U) {
+          PyErr_Clear();
+          value_error("TAU: not convertible to a float64 array of shape (B, T, nv)");
+        }
+        if (U.ndim() != 3 || U.shape(0) != B || U.shape(2) != nv)
+          value_error("TAU must have shape (B = " + std::to_string(B) + ", T, nv = " + std::to_string(nv) + ")");
+        threads_arg(threads);
+        const py::ssize_t T = U.shape(1);
+        py::array_t<double> Q({B, T + 1, nq}), V({B, T + 1, nv}), F({B, T, P, py::ssize_t{3}});
+        Eigen::Map<MatX> Qm(Q.mutable_data(), nq, (T + 1) * B), Vm(V.mutable_data(), nv, (T + 1) * B),
+            Fm(F.mutable_data(), 3 * P, T * B);
+        const Eigen::Map<const MatX> Um(U.data(), nv, T * B);
+        {
+          const Busy busy(s, "rollout_batch");
+          py::gil_scoped_release release;
+          plucker::rollout_batch(sim, states_map(Q0), states_map(V0), Um, Qm, Vm, Fm, threads);
+        }
+        return py::make_tuple(Q, V, F);
+      },
+      py::arg("sim"), py::arg("Q0"), py::arg("V0"), py::arg("TAU"), py::arg("threads") = 0,
+      "Rollouts of `sim` from B initial states at once, on `threads` threads (0: one per hardware\n"
+      "thread) without the GIL, each thread on its own copy of the simulator: Q0 (B, nq), V0 (B, nv),\n"
+      "TAU (B, T, nv) -> Q (B, T+1, nq), V (B, T+1, nv), F (B, T, P, 3), row b equal to\n"
+      "sim.rollout(Q0[b], V0[b], TAU[b]) bit for bit. Errors name the state.");
+  mod.def(
       "normal_force",
       [](const std::string& contact, double x, double xdot, double stiffness, py::object damping, double exponent) {
         const NormalForceModel n = normal_model(contact, stiffness, damping, exponent);

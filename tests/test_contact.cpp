@@ -445,6 +445,36 @@ TEST(ContactSimulator, BadInputRaisesClearErrors) {
   EXPECT_THROW(wild.step(qs, vs, tau), NumericalError);
 }
 
+// Batched rollouts on two threads equal the single rollouts bit for bit; an error names the state.
+TEST(ContactSimulator, RolloutBatchEqualsSingleRollouts) {
+  Simulator sim(ball_model(), 1e-3, Integrator::Rk4);
+  sim.add_ground(ground(law(ContactLaw::HuntCrossley), 0.5));
+  sim.add_sphere("ball", Vec3::Zero(), kRadius);
+  const int B = 5, T = 300;
+  MatX Q0(7, B), V0 = MatX::Zero(6, B), TAU = MatX::Zero(6, T * B);
+  for (int b = 0; b < B; ++b) {
+    Q0.col(b) = ball_q(kRadius + 0.02 * b);
+    V0(0, b) = 0.3 * b;
+    TAU.block(5, b * T, 1, T).setConstant(0.1 * b);
+  }
+  MatX Q(7, (T + 1) * B), V(6, (T + 1) * B), F(3, T * B);
+  rollout_batch(sim, Q0, V0, TAU, Q, V, F, 2);
+  for (int b = 0; b < B; ++b) {
+    MatX q(7, T + 1), v(6, T + 1), f(3, T);
+    sim.rollout(Q0.col(b), V0.col(b), TAU.middleCols(b * T, T), q, v, f);
+    EXPECT_EQ(q, Q.middleCols(b * (T + 1), T + 1));
+    EXPECT_EQ(v, V.middleCols(b * (T + 1), T + 1));
+    EXPECT_EQ(f, F.middleCols(b * T, T));
+  }
+  Q0(6, 3) = 2.0;  // not a unit quaternion
+  try {
+    rollout_batch(sim, Q0, V0, TAU, Q, V, F, 2);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("state 3"), std::string::npos) << e.what();
+  }
+}
+
 namespace {
 Model solo12_or_quadruped(bool& is_solo) {
   const std::string path = std::string(PLUCKER_SHARED_DIR) + "/models/solo12.urdf";

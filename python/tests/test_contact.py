@@ -189,6 +189,30 @@ def test_step_equals_rollout_and_contacts_report():
     assert e["total"] == pytest.approx(e["kinetic"] + e["potential"] + e["elastic"])
 
 
+def test_rollout_batch_equals_single_rollouts():
+    sim = plucker.Simulator(ball(), dt=1e-3)
+    sim.add_ground(friction=0.5)
+    sim.add_sphere("ball", radius=R)
+    B, T = 4, 200
+    Q0 = np.tile([0, 0, R + 0.05, 0, 0, 0, 1.0], (B, 1))
+    Q0[:, 2] += 0.01 * np.arange(B)
+    V0 = np.zeros((B, 6))
+    V0[:, 3] = np.arange(B)
+    TAU = np.zeros((B, T, 6))
+    Q, V, F = plucker.rollout_batch(sim, Q0, V0, TAU, threads=2)
+    assert Q.shape == (B, T + 1, 7) and V.shape == (B, T + 1, 6) and F.shape == (B, T, 1, 3)
+    for b in range(B):
+        q, v, f = sim.rollout(Q0[b], V0[b], TAU[b])
+        np.testing.assert_array_equal(Q[b], q)
+        np.testing.assert_array_equal(V[b], v)
+        np.testing.assert_array_equal(F[b], f)
+    Q0[2, 6] = 2.0
+    with pytest.raises(ValueError, match="state 2"):
+        plucker.rollout_batch(sim, Q0, V0, TAU)
+    with pytest.raises(ValueError, match="TAU"):
+        plucker.rollout_batch(sim, Q0, V0, np.zeros((B, T, 5)))
+
+
 def test_bad_input_raises():
     sim = plucker.Simulator(ball())
     with pytest.raises(ValueError, match="FL_FOOT"):

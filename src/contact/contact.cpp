@@ -178,10 +178,10 @@ double coefficient_of_restitution(const NormalForceModel& model, double mass, do
 // ------------------------------------------------------------------ friction
 void check_friction_model(const FrictionModel& model, const char* what) {
   const FrictionModel& f = model;
-  require(std::isfinite(f.static_coefficient) && f.static_coefficient >= 0.0, what,
-          "static friction coefficient must be finite and >= 0, got " + number(f.static_coefficient));
   require(std::isfinite(f.dynamic_coefficient) && f.dynamic_coefficient >= 0.0, what,
           "friction coefficient must be finite and >= 0, got " + number(f.dynamic_coefficient));
+  require(std::isfinite(f.static_coefficient) && f.static_coefficient >= 0.0, what,
+          "static friction coefficient must be finite and >= 0, got " + number(f.static_coefficient));
   require(std::isfinite(f.stribeck_velocity) && f.stribeck_velocity > 0.0, what,
           "stribeck_velocity must be finite and > 0, got " + number(f.stribeck_velocity));
   require(std::isfinite(f.regularization) && f.regularization > 0.0, what,

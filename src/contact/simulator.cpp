@@ -2,8 +2,12 @@
 #include "plucker/contact/simulator.hpp"
 
 #include <cmath>
+#include <exception>
+#include <mutex>
 #include <string>
+#include <thread>
 
+#include "algorithms/thread_pool.hpp"
 #include "algorithms/workspace.hpp"
 #include "base/text.hpp"
 #include "plucker/algorithms/aba.hpp"
@@ -277,6 +281,78 @@ Energy Simulator::energy(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const
   contact_forces(model_, data_, scene_, q, v);
   e.elastic = contact_elastic_energy(scene_, data_);
   return e;
+}
+
+// NOLINTNEXTLINE(performance-unnecessary-value-param): Eigen::Ref by value is Eigen's writable-argument idiom
+void rollout_batch(const Simulator& sim, const Eigen::Ref<const MatX>& Q0, const Eigen::Ref<const MatX>& V0,
+                   const Eigen::Ref<const MatX>& TAU, Eigen::Ref<MatX> Q, Eigen::Ref<MatX> V, Eigen::Ref<MatX> F,
+                   int threads) {
+  const char* fn = "rollout_batch";
+  const Model& model = sim.model();
+  const Eigen::Index B = Q0.cols(), nq = model.nq(), nv = model.nv(), P = sim.scene().num_pairs();
+  auto fail = [&](const std::string& what) { throw InvalidArgument(std::string(fn) + ": " + what); };
+  if (Q0.rows() != nq) fail("Q0 has " + std::to_string(Q0.rows()) + " rows, expected nq = " + std::to_string(nq));
+  if (V0.rows() != nv || V0.cols() != B)
+    fail("V0 is " + std::to_string(V0.rows()) + " x " + std::to_string(V0.cols()) + ", expected " + std::to_string(nv) +
+         " x " + std::to_string(B));
+  if (TAU.rows() != nv) fail("TAU has " + std::to_string(TAU.rows()) + " rows, expected nv = " + std::to_string(nv));
+  if (threads < 0) fail("threads must be >= 0, got " + std::to_string(threads));
+  if (B == 0) return;
+  if (TAU.cols() % B != 0)
+    fail("TAU has " + std::to_string(TAU.cols()) + " columns, not a multiple of B = " + std::to_string(B));
+  const Eigen::Index T = TAU.cols() / B;
+  if (Q.rows() != nq || Q.cols() != (T + 1) * B || V.rows() != nv || V.cols() != (T + 1) * B || F.rows() != 3 * P ||
+      F.cols() != T * B)
+    fail("the outputs must be Q nq x (T+1) B, V nv x (T+1) B and F 3 P x T B");
+  int n = threads == 0 ? static_cast<int>(std::max(1U, std::thread::hardware_concurrency())) : threads;
+  n = static_cast<int>(std::min<Eigen::Index>(n, B));
+  std::mutex mutex;
+  std::exception_ptr error;
+  Eigen::Index error_state = B;
+  detail::ThreadPool pool(n);
+  pool.run([&](int t) {
+    try {
+      Simulator local(sim);
+      for (Eigen::Index b = t; b < B; b += n) {
+        {
+          const std::lock_guard<std::mutex> lock(mutex);
+          if (error_state < b) return;  // an earlier state failed
+        }
+        try {
+          local.rollout(Q0.col(b), V0.col(b), TAU.middleCols(b * T, T), Q.middleCols(b * (T + 1), T + 1),
+                        V.middleCols(b * (T + 1), T + 1), F.middleCols(b * T, T));
+        } catch (...) {
+          const std::lock_guard<std::mutex> lock(mutex);
+          if (b < error_state) {
+            error_state = b;
+            error = std::current_exception();
+          }
+          return;
+        }
+      }
+    } catch (...) {  // the copy failed (memory)
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (!error) {
+        error_state = t;
+        error = std::current_exception();
+      }
+    }
+  });
+  if (!error) return;
+  const std::string where = std::string(fn) + ": state " + std::to_string(error_state) + ": ";
+  try {
+    std::rethrow_exception(error);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(where + e.what());
+  } catch (const NumericalError& e) {
+    throw NumericalError(where + e.what());
+  } catch (const SingularError& e) {
+    throw SingularError(where + e.what());
+  } catch (const ConvergenceError& e) {
+    throw ConvergenceError(where + e.what(), e.iterations(), e.residual());
+  } catch (const Error& e) {
+    throw Error(where + e.what());
+  }
 }
 
 }  // namespace plucker

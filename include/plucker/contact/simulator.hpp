@@ -122,4 +122,15 @@ class Simulator {
   VecX rhs_, dv_;                                 ///< the pairs at the start of the last step
 };
 
+/// Rollouts from B initial states at once, each under its own torques, on `threads` threads
+/// (0: one per hardware thread; at most B), each on its own copy of `sim` (its model, contacts,
+/// dt, integrator and options). Q0 (nq x B) and V0 (nv x B) hold the initial states; TAU
+/// (nv x T B) the torques, columns [b T, (b + 1) T) for state b; Q (nq x (T+1) B), V (nv x (T+1) B)
+/// and F (3 P x T B) receive each rollout as Simulator::rollout does, in the same blocks. Results
+/// equal B calls of sim.rollout bit for bit. An error names the first failing state ("state 3:
+/// ...") with its type kept.
+void rollout_batch(const Simulator& sim, const Eigen::Ref<const MatX>& Q0, const Eigen::Ref<const MatX>& V0,
+                   const Eigen::Ref<const MatX>& TAU, Eigen::Ref<MatX> Q, Eigen::Ref<MatX> V, Eigen::Ref<MatX> F,
+                   int threads = 0);
+
 }  // namespace plucker
