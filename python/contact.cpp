@@ -156,6 +156,19 @@ void bind_contact(py::module_& mod) {
       py::arg("frame"), py::arg("position") = py::make_tuple(0.0, 0.0, 0.0),
       "A contact point (a sphere of radius 0) on a body or frame; returns the shape index.");
   cls.def(
+      "add_collision_spheres_from_urdf",
+      [](PySimulator& s, PathLike path) {
+        const py::object fspath = py::module_::import("os").attr("fspath")(path);
+        if (!py::isinstance<py::str>(fspath))
+          value_error("add_collision_spheres_from_urdf: path must be a str or os.PathLike of str");
+        const std::string p = py::str(fspath);
+        return s.mutable_sim("add_collision_spheres_from_urdf").add_collision_spheres_from_urdf(p);
+      },
+      py::arg("path"),
+      "A sphere for every <collision><geometry><sphere radius/> of the URDF file (centre: the\n"
+      "collision origin's xyz in the link frame; merged links' spheres go on their frames). The links must\n"
+      "be bodies or frames of the simulator's model. Returns how many were added.");
+  cls.def(
       "step",
       [](PySimulator& s, ArrayLike q, ArrayLike v, py::object tau) {
         plucker::Simulator& sim = s.mutable_sim("step");

@@ -475,6 +475,51 @@ TEST(ContactSimulator, RolloutBatchEqualsSingleRollouts) {
   }
 }
 
+// URDF <collision> spheres: on the link's body, or on a merged link's frame; other geometries
+// are skipped; a bad radius is refused with the link named.
+TEST(ContactSimulator, CollisionSpheresFromUrdf) {
+  const std::string urdf = R"(<robot name="r">
+  <link name="ball"><inertial><mass value="1"/><inertia ixx="0.004" ixy="0" ixz="0" iyy="0.004" iyz="0" izz="0.004"/></inertial>
+    <collision><origin xyz="0 0 0"/><geometry><sphere radius="0.1"/></geometry></collision>
+    <collision><geometry><box size="1 1 1"/></geometry></collision></link>
+  <link name="nose"><collision><origin xyz="0.01 0 0" rpy="0 1 0"/><geometry><sphere radius="0.02"/></geometry></collision></link>
+  <joint name="fix" type="fixed"><parent link="ball"/><child link="nose"/><origin xyz="0.1 0 0"/></joint>
+</robot>)";
+  const std::string path = testing::TempDir() + "contact_spheres.urdf";
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(urdf.c_str(), f);
+    std::fclose(f);
+  }
+  const Model m = load_urdf(path, RootJoint::FreeFlyer);
+  Simulator sim(m);
+  EXPECT_EQ(sim.add_collision_spheres_from_urdf(path), 2);
+  ASSERT_EQ(sim.scene().shapes().size(), 2u);
+  EXPECT_EQ(sim.scene().shapes()[0].body, 1);
+  EXPECT_DOUBLE_EQ(sim.scene().shapes()[0].radius, 0.1);
+  EXPECT_EQ(sim.scene().shapes()[1].body, 1);  // the merged link's frame is on body 1
+  EXPECT_LT((sim.scene().shapes()[1].center - Vec3(0.11, 0, 0)).norm(), 1e-15);
+  // A model without the links refuses, adding nothing.
+  Simulator other(ball_model());
+  EXPECT_THROW(other.add_collision_spheres_from_urdf(path), InvalidArgument);
+  EXPECT_TRUE(other.scene().shapes().empty());
+  std::string bad = urdf;
+  bad.replace(bad.find("0.02"), 4, "-0.2");
+  {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    std::fputs(bad.c_str(), f);
+    std::fclose(f);
+  }
+  try {
+    sim.add_collision_spheres_from_urdf(path);
+    FAIL();
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("nose"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
+}
+
 namespace {
 Model solo12_or_quadruped(bool& is_solo) {
   const std::string path = std::string(PLUCKER_SHARED_DIR) + "/models/solo12.urdf";

@@ -213,6 +213,23 @@ def test_rollout_batch_equals_single_rollouts():
         plucker.rollout_batch(sim, Q0, V0, np.zeros((B, T, 5)))
 
 
+def test_collision_spheres_from_urdf(tmp_path):
+    urdf = BALL.replace("</inertial></link>", """</inertial>
+    <collision><geometry><sphere radius="0.1"/></geometry></collision>
+    <collision><geometry><mesh filename="x.stl"/></geometry></collision></link>""")
+    path = tmp_path / "ball.urdf"
+    path.write_text(urdf)
+    m = plucker.Model.from_urdf(path, floating_base=True)
+    sim = plucker.Simulator(m, dt=1e-4)
+    assert sim.add_collision_spheres_from_urdf(path) == 1
+    assert sim.shapes[0][0] == "ball" and sim.shapes[0][3] == 0.1
+    sim.add_ground(contact="linear", damping=600.0)
+    Q, V, F = sim.rollout([0, 0, 0.15, 0, 0, 0, 1], np.zeros(6), np.zeros((20000, 6)))
+    assert R - Q[-1, 2] == pytest.approx(plucker.static_penetration("linear", 9.81), rel=1e-6)
+    with pytest.raises(ValueError, match="ball"):
+        plucker.Simulator(plucker.build_chain(2)).add_collision_spheres_from_urdf(path)
+
+
 def test_bad_input_raises():
     sim = plucker.Simulator(ball())
     with pytest.raises(ValueError, match="FL_FOOT"):

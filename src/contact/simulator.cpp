@@ -14,6 +14,7 @@
 #include "plucker/algorithms/crba.hpp"
 #include "plucker/algorithms/kinematics.hpp"
 #include "plucker/algorithms/rnea.hpp"
+#include "plucker/io/urdf.hpp"
 
 namespace plucker {
 
@@ -59,6 +60,22 @@ Simulator::Simulator(const Model& model, double dt, Integrator integrator)
   JtD_.setZero(nv, 3);
   rhs_.setZero(nv);
   dv_.setZero(nv);
+}
+
+int Simulator::add_collision_spheres_from_urdf(const std::string& path) {
+  std::vector<UrdfCollisionSphere> spheres;
+  UrdfOptions options;
+  options.root = model_.has_floating_base() ? RootJoint::FreeFlyer : RootJoint::Fixed;
+  options.on_warning = [](const std::string&) {};  // the model's own load reported them
+  options.collision_spheres = &spheres;
+  load_urdf(path, options);
+  for (const UrdfCollisionSphere& s : spheres)
+    if (!model_.has_body(s.link) && !model_.has_frame(s.link))
+      throw InvalidArgument("add_collision_spheres_from_urdf: " + path + " line " + std::to_string(s.line) +
+                            ": link '" + text::printable(s.link) + "' is not a body or frame of model '" +
+                            text::printable(model_.name()) + "'");
+  for (const UrdfCollisionSphere& s : spheres) scene_.add_sphere(model_, s.link, s.center, s.radius);
+  return static_cast<int>(spheres.size());
 }
 
 void Simulator::set_dt(double dt) {
