@@ -11,6 +11,7 @@
 //   derivatives.cpp       derivatives of rnea and aba, one state and batched (these release it too)
 //   kinematics.cpp        poses, Jacobians, centre of mass, configuration space
 //   operational_space.cpp operational-space dynamics (task Jacobian, Lambda, Jbar, N, bias)
+//   contact.cpp           compliant contact and the Simulator (its rollout releases the GIL)
 //
 // pybind11/eigen.h and pybind11/stl.h are deliberately not used (compile time): the few
 // conversions are written out in convert.cpp.
@@ -88,5 +89,6 @@ void bind_batch(py::module_& mod);
 void bind_derivatives(py::module_& mod);
 void bind_kinematics(py::module_& mod);
 void bind_operational_space(py::module_& mod);
+void bind_contact(py::module_& mod);
 
 }  // namespace plucker_py

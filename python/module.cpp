@@ -121,4 +121,5 @@ PYBIND11_MODULE(plucker, mod) {
   bind_derivatives(mod);
   bind_kinematics(mod);
   bind_operational_space(mod);
+  bind_contact(mod);
 }

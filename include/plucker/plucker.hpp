@@ -12,6 +12,8 @@
 #include "plucker/algorithms/rnea.hpp"
 #include "plucker/constraints/constrained_dynamics.hpp"
 #include "plucker/constraints/loop_constraints.hpp"
+#include "plucker/contact/contact.hpp"
+#include "plucker/contact/simulator.hpp"
 #include "plucker/errors.hpp"
 #include "plucker/io/model_text.hpp"
 #include "plucker/model/loop_joint.hpp"

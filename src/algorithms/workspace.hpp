@@ -33,7 +33,8 @@ enum class Slot : int {
   OperationalSpace,
   ConstrainedDerivatives,
   Global,
-  Last = Global
+  Contact,
+  Last = Contact
 };
 static_assert(static_cast<int>(Slot::Last) < kWorkspaceSlots);
 

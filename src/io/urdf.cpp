@@ -819,6 +819,27 @@ class Loader {
                where);
       }
     }
+    if (opt_.collision_spheres)
+      for (const tinyxml2::XMLElement* c = e->FirstChildElement("collision"); c;
+           c = c->NextSiblingElement("collision")) {
+        const tinyxml2::XMLElement* geometry = c->FirstChildElement("geometry");
+        const tinyxml2::XMLElement* sphere = geometry ? geometry->FirstChildElement("sphere") : nullptr;
+        if (!sphere) continue;
+        UrdfCollisionSphere cs;
+        cs.link = l.name;
+        cs.line = line(c);
+        const Origin o = read_origin(c, where);
+        if (o.xyz) {
+          check_length(*o.xyz, "collision sphere centre (<collision><origin>)", where);
+          cs.center = *o.xyz;
+        }
+        cs.radius = read_number(sphere, "radius", where);
+        if (!(cs.radius >= 0.0 && cs.radius <= physical_range::kMaxLength))
+          fail("collision sphere radius " + fmt(cs.radius) + " at line " + std::to_string(cs.line) + " is not in [0, " +
+                   fmt(physical_range::kMaxLength) + "] m",
+               where);
+        opt_.collision_spheres->push_back(std::move(cs));
+      }
     link_index_.emplace(l.name, static_cast<int>(links_.size()));
     links_.push_back(std::move(l));
   }

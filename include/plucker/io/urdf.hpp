@@ -21,8 +21,9 @@
 //   * <mimic> joints stay independent coordinates; the relation is recorded with
 //     Model::add_mimic() and a warning says that tree algorithms do not enforce it.
 //   * Ignored: <dynamics> (damping/friction are not rigid-body dynamics), <visual>,
-//     <collision>, <material>, <transmission>, <gazebo>, <safety_controller>,
-//     <calibration>, and any other element.
+//     <collision> (except spheres, when UrdfOptions::collision_spheres asks for them),
+//     <material>, <transmission>, <gazebo>, <safety_controller>, <calibration>, and any
+//     other element.
 //   * <loop_joint> (plucker's extension, docs/loops.md): Model::add_loop_joint with its
 //     predecessor/successor frames resolved to bodies (merged links included).
 //
@@ -58,6 +59,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "plucker/model/model.hpp"
 
@@ -86,6 +88,15 @@ inline constexpr int kMaxDepth = 64;  ///< nesting depth of elements
 inline constexpr long kMaxLoopJoints = 1'000;
 }  // namespace urdf_limits
 
+/// A <collision> sphere of a link (UrdfOptions::collision_spheres): the centre is the collision
+/// <origin> xyz in the link's frame.
+struct UrdfCollisionSphere {
+  std::string link;
+  Vec3 center = Vec3::Zero();
+  double radius = 0.0;
+  int line = 0;  ///< of the <collision> element
+};
+
 struct UrdfOptions {
   RootJoint root = RootJoint::Fixed;
   /// Refuse (ModelError) the defects that are otherwise loaded with a warning.
@@ -93,6 +104,10 @@ struct UrdfOptions {
   /// Receives each warning (already prefixed with the file name). Empty: print
   /// "plucker: warning: <msg>" to stderr.
   std::function<void(const std::string&)> on_warning;
+  /// When set, receives every <collision> whose <geometry> is a <sphere radius=".."/>, in document
+  /// order (other geometries are skipped). A sphere without a finite radius >= 0 is refused
+  /// (ModelError naming the link), as is a centre beyond the physical range.
+  std::vector<UrdfCollisionSphere>* collision_spheres = nullptr;
 };
 
 /// Loads a URDF file (a regular file: not a directory, device or FIFO). Throws ModelError

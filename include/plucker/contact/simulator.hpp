@@ -1,0 +1,142 @@
+// A fixed-step simulator of a model with compliant contact (docs/contact.md).
+//
+//   Simulator sim(model, 1e-3, Integrator::SemiImplicitEuler);
+//   sim.add_ground(HalfSpace{...});
+//   sim.add_sphere("FL_FOOT", Vec3::Zero(), 0.02);
+//   sim.step(q, v, tau);                       // in place
+//
+// The forward dynamics of each evaluation: contact forces at (q, v) (contact_forces), then
+// aba(q, v, tau, f_ext, World); with loop joints or mimics (model.num_constraints() > 0)
+// constrained_forward_dynamics(q, v, tau + J^T f_ext, options) with the Baumgarte gains of the
+// options. The simulator keeps its own copy of the model and its own Data: a warm step allocates
+// nothing.
+#pragma once
+
+#include <Eigen/LU>
+#include <string_view>
+
+#include "plucker/constraints/constrained_dynamics.hpp"
+#include "plucker/contact/contact.hpp"
+
+namespace plucker {
+
+enum class Integrator : int {
+  SemiImplicitEuler,  ///< "semi_implicit_euler": v+ = v + dt a(q, v); q+ = q (+) dt v+ (first order, symplectic
+                      ///< for separable systems)
+  Rk4,                ///< "rk4": classical RK4 in the chart q (+) xi at the step's start (RKMK: stage velocities
+                      ///< mapped by dexp^-1 on free-flyer and spherical joints), fourth order
+  ImplicitEuler,      ///< "implicit_euler": linearly implicit Euler for stiff contact: the contact forces
+                      ///< linearised in v_+ and in the displacement dt v_+ (contact_force_derivatives),
+                      ///< (M - dt J^T D J - dt^2 J^T K J) dv = dt (tau - C + J^T F) + dt^2 J^T K J v;
+                      ///< q_+ = q (+) dt v_+. First order; trees only (no loop joints or mimics)
+};
+std::string_view to_string(Integrator integrator);
+/// "semi_implicit_euler" (also "symplectic_euler"), "rk4", "implicit_euler" (also "implicit");
+/// throws InvalidArgument otherwise.
+Integrator parse_integrator(std::string_view name);
+
+/// Energies at a state: kinetic, potential in the model's gravity field (zero at the world
+/// origin), elastic energy stored in the contacts; total = their sum.
+struct Energy {
+  double kinetic = 0.0, potential = 0.0, elastic = 0.0;
+  double total() const { return kinetic + potential + elastic; }
+};
+
+class Simulator {
+ public:
+  /// dt > 0 and finite, else InvalidArgument.
+  Simulator(const Model& model, double dt = 1e-3, Integrator integrator = Integrator::SemiImplicitEuler);
+
+  const Model& model() const { return model_; }
+  double dt() const { return dt_; }
+  void set_dt(double dt);
+  Integrator integrator() const { return integrator_; }
+  void set_integrator(Integrator integrator) { integrator_ = integrator; }
+  /// Options of constrained_forward_dynamics (models with loop joints or mimics).
+  ConstrainedOptions& constrained_options() { return constrained_; }
+
+  int add_ground(const HalfSpace& half_space) { return scene_.add_half_space(half_space); }
+  int add_sphere(const std::string& frame, const Vec3& center, double radius) {
+    return scene_.add_sphere(model_, frame, center, radius);
+  }
+  int add_point(const std::string& frame, const Vec3& position) { return scene_.add_point(model_, frame, position); }
+  /// A sphere for every <collision><geometry><sphere> of the URDF file `path` (centre: the
+  /// collision origin's xyz in the link's frame; a link merged by a fixed joint is a frame, so its
+  /// spheres go on its body). Every link must be a body or frame of this model (InvalidArgument
+  /// naming it; nothing is added then); malformed documents raise ModelError. Returns how many
+  /// spheres were added (other geometries are skipped).
+  int add_collision_spheres_from_urdf(const std::string& path);
+  const ContactScene& scene() const { return scene_; }
+
+  /// One step from (q, v) under tau, in place. Throws InvalidArgument for wrong sizes or
+  /// non-finite / non-unit inputs, NumericalError when the new state is not finite.
+  void step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau);
+  /// T = TAU.cols() steps from (q0, v0): Q (nq x T+1) and V (nv x T+1) get the states (column
+  /// 0 = the initial state); F (3 P x T, P = scene().num_pairs()) the contact force of each pair
+  /// at the start of each step (rows 3p..3p+2: the world force on the body of pair p, as in
+  /// ContactPair::force). The outputs must have these sizes (InvalidArgument otherwise). Inputs
+  /// are checked up front; a state that becomes non-finite raises NumericalError naming the step.
+  void rollout(const Eigen::Ref<const VecX>& q0, const Eigen::Ref<const VecX>& v0, const Eigen::Ref<const MatX>& TAU,
+               Eigen::Ref<MatX> Q, Eigen::Ref<MatX> V, Eigen::Ref<MatX> F);
+  /// ... and per state: penetration (P x T+1) of each pair, energy (4 x T+1: kinetic, potential,
+  /// contact elastic, total).
+  void rollout(const Eigen::Ref<const VecX>& q0, const Eigen::Ref<const VecX>& v0, const Eigen::Ref<const MatX>& TAU,
+               Eigen::Ref<MatX> Q, Eigen::Ref<MatX> V, Eigen::Ref<MatX> F, Eigen::Ref<MatX> penetration,
+               Eigen::Ref<MatX> energy);
+
+  /// qdd at (q, v, tau) with the contact forces (checked inputs). Returns data().qdd.
+  const VecX& acceleration(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                           const Eigen::Ref<const VecX>& tau);
+  /// The contact pairs at (q, v) (checked inputs).
+  std::span<const ContactPair> contacts(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v);
+  /// The pairs of the last step's first evaluation (at the start state of the step).
+  std::span<const ContactPair> last_contacts() const { return start_pairs_; }
+  Energy energy(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v);
+
+  Data& data() { return data_; }
+
+ private:
+  void check_state(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
+                   const char* fn) const;
+  /// data_.qdd at (q, v, tau), inputs valid.
+  const VecX& evaluate(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                       const Eigen::Ref<const VecX>& tau);
+  void rollout_impl(const Eigen::Ref<const VecX>& q0, const Eigen::Ref<const VecX>& v0,
+                    const Eigen::Ref<const MatX>& TAU, Eigen::Ref<MatX>& Q, Eigen::Ref<MatX>& V, Eigen::Ref<MatX>& F,
+                    Eigen::Ref<MatX>* penetration, Eigen::Ref<MatX>* energy);
+  void step_unchecked(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau);
+  void implicit_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau);
+  /// out = q (+) xi (allocation-free).
+  void retract(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& xi, double dt,
+               Eigen::Ref<VecX> out) const;
+  /// out = dexp^-1 at xi of the velocity w (identity on vector-space joints).
+  void dexp_inverse(const VecX& xi, const VecX& w, VecX& out) const;
+
+  Model model_;
+  Data data_;
+  ContactScene scene_;
+  double dt_ = 1e-3;
+  Integrator integrator_ = Integrator::SemiImplicitEuler;
+  ConstrainedOptions constrained_;
+  // scratch (sized at construction)
+  VecX q_stage_, xi_, a_[4], dxi_[4], v_stage_, zero_, tau_total_, tmp_;
+  std::vector<ContactPair> start_pairs_;
+  MatX A_;                                        ///< implicit_euler: the iteration matrix
+  Eigen::PartialPivLU<MatX> lu_;                  ///< ... its factorisation
+  Eigen::Matrix<double, 3, Eigen::Dynamic> Jp_;   ///< ... a contact point's Jacobian (3 x nv, world)
+  Eigen::Matrix<double, Eigen::Dynamic, 3> JtD_;  ///< ... Jp^T times a 3 x 3 block
+  VecX rhs_, dv_;                                 ///< the pairs at the start of the last step
+};
+
+/// Rollouts from B initial states at once, each under its own torques, on `threads` threads
+/// (0: one per hardware thread; at most B), each on its own copy of `sim` (its model, contacts,
+/// dt, integrator and options). Q0 (nq x B) and V0 (nv x B) hold the initial states; TAU
+/// (nv x T B) the torques, columns [b T, (b + 1) T) for state b; Q (nq x (T+1) B), V (nv x (T+1) B)
+/// and F (3 P x T B) receive each rollout as Simulator::rollout does, in the same blocks. Results
+/// equal B calls of sim.rollout bit for bit. An error names the first failing state ("state 3:
+/// ...") with its type kept.
+void rollout_batch(const Simulator& sim, const Eigen::Ref<const MatX>& Q0, const Eigen::Ref<const MatX>& V0,
+                   const Eigen::Ref<const MatX>& TAU, Eigen::Ref<MatX> Q, Eigen::Ref<MatX> V, Eigen::Ref<MatX> F,
+                   int threads = 0);
+
+}  // namespace plucker

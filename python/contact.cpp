@@ -1,0 +1,343 @@
+// Compliant contact and the Simulator (docs/contact.md). The Simulator keeps its own copy of the
+// model (changing the Python Model afterwards does not change it); rollout runs in C++ without
+// the GIL, and while it runs the simulator's mutators raise RuntimeError.
+#include <optional>
+#include <string>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+
+namespace plucker_py {
+namespace {
+
+using plucker::ContactLaw;
+using plucker::NormalForceModel;
+using plucker::Vec3;
+
+class PySimulator {
+ public:
+  PySimulator(const plucker::Model& model, double dt, plucker::Integrator integrator) : sim(model, dt, integrator) {}
+  plucker::Simulator sim;
+  const char* running = nullptr;  ///< the call running without the GIL, if any
+  plucker::Simulator& mutable_sim(const char* what) {
+    if (running)
+      raise(PyExc_RuntimeError, std::string(what) + ": the simulator is in use by " + running + " (GIL released)");
+    return sim;
+  }
+};
+
+/// Marks a PySimulator busy for the scope (made and destroyed with the GIL held).
+class Busy {
+ public:
+  Busy(PySimulator& s, const char* call) : s_(s) {
+    if (s_.running) raise(PyExc_RuntimeError, std::string(call) + ": the simulator is in use by " + s_.running);
+    s_.running = call;
+  }
+  ~Busy() { s_.running = nullptr; }
+  Busy(const Busy&) = delete;
+  Busy& operator=(const Busy&) = delete;
+
+ private:
+  PySimulator& s_;
+};
+
+NormalForceModel normal_model(const std::string& contact, double stiffness, py::object damping, double exponent) {
+  NormalForceModel n;
+  n.law = plucker::parse_contact_law(contact);
+  n.stiffness = stiffness;
+  n.exponent = exponent;
+  if (damping.is_none())
+    n.damping = n.law == ContactLaw::HuntCrossley ? 0.3 * stiffness : 0.0;
+  else
+    n.damping = real_arg(damping, "damping");
+  return n;
+}
+
+Vector vec_arg(const plucker::Model& model, py::handle obj, const char* name, bool tangent) {
+  return Vector(obj, name, tangent ? Size{model.nv(), "nv"} : Size{model.nq(), "nq"});
+}
+
+py::dict pairs_dict(std::span<const plucker::ContactPair> pairs) {
+  const auto P = static_cast<py::ssize_t>(pairs.size());
+  py::array_t<double> pen(P), rate(P), fn(P), point({P, py::ssize_t{3}}), force({P, py::ssize_t{3}}),
+      slip({P, py::ssize_t{3}});
+  py::array_t<bool> active(P);
+  py::array_t<int> shape(P), ground(P);
+  for (py::ssize_t p = 0; p < P; ++p) {
+    const plucker::ContactPair& c = pairs[static_cast<std::size_t>(p)];
+    pen.mutable_at(p) = c.penetration;
+    rate.mutable_at(p) = c.penetration_rate;
+    fn.mutable_at(p) = c.normal_force;
+    active.mutable_at(p) = c.active;
+    shape.mutable_at(p) = c.shape;
+    ground.mutable_at(p) = c.half_space;
+    for (py::ssize_t k = 0; k < 3; ++k) {
+      point.mutable_at(p, k) = c.point[k];
+      force.mutable_at(p, k) = c.force[k];
+      slip.mutable_at(p, k) = c.slip_velocity[k];
+    }
+  }
+  py::dict d;
+  d["penetration"] = pen;
+  d["penetration_rate"] = rate;
+  d["active"] = active;
+  d["normal_force"] = fn;
+  d["force"] = force;
+  d["point"] = point;
+  d["slip_velocity"] = slip;
+  d["shape"] = shape;
+  d["ground"] = ground;
+  return d;
+}
+
+const char* const simulator_doc =
+    "Simulator(model, dt=1e-3, integrator='semi_implicit_euler', baumgarte=(10.0, 10.0),\n"
+    "          constrained_method='range_space')\n\n"
+    "A fixed-step simulator with compliant contact (docs/contact.md). It keeps a copy of the model.\n"
+    "integrator: 'semi_implicit_euler' (first order), 'rk4' (fourth order; RKMK on free-flyer and\n"
+    "spherical joints) or 'implicit_euler' (linearly implicit in the contact forces, for stiff contact and\n"
+    "friction; trees only). Contact forces enter as external forces (aba with\n"
+    "f_ext in world coordinates); models with loop joints or mimics use constrained_forward_dynamics\n"
+    "(baumgarte = (alpha, beta), constrained_method) with the contact forces as J^T f.";
+
+}  // namespace
+
+void bind_contact(py::module_& mod) {
+  py::class_<PySimulator> cls(mod, "Simulator", simulator_doc);
+  cls.def(py::init([](PyModel& m, double dt, const std::string& integrator, py::tuple baumgarte,
+                      const std::string& constrained_method) {
+            auto s = std::make_unique<PySimulator>(m.model(), dt, plucker::parse_integrator(integrator));
+            if (baumgarte.size() != 2) value_error("baumgarte must be a pair (alpha, beta)");
+            plucker::ConstrainedOptions& o = s->sim.constrained_options();
+            o.baumgarte_alpha = real_arg(baumgarte[0], "baumgarte[0] (alpha)");
+            o.baumgarte_beta = real_arg(baumgarte[1], "baumgarte[1] (beta)");
+            o.method = plucker::parse_constrained_method(constrained_method);
+            return s;
+          }),
+          py::arg("model"), py::arg("dt") = 1e-3, py::arg("integrator") = "semi_implicit_euler",
+          py::arg("baumgarte") = py::make_tuple(10.0, 10.0), py::arg("constrained_method") = "range_space");
+  cls.def(
+      "add_ground",
+      [](PySimulator& s, ArrayLike normal, double offset, const std::string& contact, double stiffness,
+         py::object damping, double exponent, double friction, py::object static_friction, double stribeck_velocity,
+         double regularization) {
+        plucker::HalfSpace h;
+        h.normal = vec3_arg(normal, "normal");
+        h.offset = offset;
+        h.normal_force = normal_model(contact, stiffness, damping, exponent);
+        h.friction.dynamic_coefficient = friction;
+        h.friction.static_coefficient =
+            static_friction.is_none() ? friction : real_arg(static_friction, "static_friction");
+        h.friction.stribeck_velocity = stribeck_velocity;
+        h.friction.regularization = regularization;
+        return s.mutable_sim("add_ground").add_ground(h);
+      },
+      py::arg("normal") = py::make_tuple(0.0, 0.0, 1.0), py::arg("offset") = 0.0, py::arg("contact") = "hunt_crossley",
+      py::arg("stiffness") = 1e5, py::arg("damping") = py::none(), py::arg("exponent") = 1.5, py::arg("friction") = 0.8,
+      py::arg("static_friction") = py::none(), py::arg("stribeck_velocity") = 0.1, py::arg("regularization") = 0.01,
+      "Adds the half-space {y : normal . y <= offset} (normal normalised); returns its index.\n"
+      "contact: 'hunt_crossley' f = k x^n + d x^n xdot, 'linear' f = k x + d xdot, 'azad_featherstone'\n"
+      "f = k x^n + d x^(n-1) xdot (n = 1.5: Azad & Featherstone), all clamped at f >= 0. damping=None:\n"
+      "0.3 k for hunt_crossley (Marhefka & Orin alpha = 0.2 s/m), 0 otherwise. Friction: regularised\n"
+      "Coulomb f_t = -mu(s) f_n v_t / sqrt(s^2 + regularization^2), s = |v_t|, mu(s) = friction +\n"
+      "(static_friction - friction) exp(-(s / stribeck_velocity)^2).");
+  cls.def(
+      "add_sphere",
+      [](PySimulator& s, const std::string& frame, ArrayLike center, double radius) {
+        return s.mutable_sim("add_sphere").add_sphere(frame, vec3_arg(center, "center"), radius);
+      },
+      py::arg("frame"), py::arg("center") = py::make_tuple(0.0, 0.0, 0.0), py::arg("radius") = 0.02,
+      "A contact sphere on a body or frame (name), centre in its coordinates; returns the shape index.");
+  cls.def(
+      "add_point",
+      [](PySimulator& s, const std::string& frame, ArrayLike position) {
+        return s.mutable_sim("add_point").add_point(frame, vec3_arg(position, "position"));
+      },
+      py::arg("frame"), py::arg("position") = py::make_tuple(0.0, 0.0, 0.0),
+      "A contact point (a sphere of radius 0) on a body or frame; returns the shape index.");
+  cls.def(
+      "add_collision_spheres_from_urdf",
+      [](PySimulator& s, PathLike path) {
+        const py::object fspath = py::module_::import("os").attr("fspath")(path);
+        if (!py::isinstance<py::str>(fspath))
+          value_error("add_collision_spheres_from_urdf: path must be a str or os.PathLike of str");
+        const std::string p = py::str(fspath);
+        return s.mutable_sim("add_collision_spheres_from_urdf").add_collision_spheres_from_urdf(p);
+      },
+      py::arg("path"),
+      "A sphere for every <collision><geometry><sphere radius/> of the URDF file (centre: the\n"
+      "collision origin's xyz in the link frame; merged links' spheres go on their frames). The links must\n"
+      "be bodies or frames of the simulator's model. Returns how many were added.");
+  cls.def(
+      "step",
+      [](PySimulator& s, ArrayLike q, ArrayLike v, py::object tau) {
+        plucker::Simulator& sim = s.mutable_sim("step");
+        const plucker::Model& model = sim.model();
+        const Vector qa = vec_arg(model, q, "q", false), va = vec_arg(model, v, "v", true);
+        VecX t = VecX::Zero(model.nv());
+        if (!tau.is_none()) t = vec_arg(model, tau, "tau", true).map();
+        VecX qn = qa.map(), vn = va.map();
+        call({&qa, &va}, [&] { sim.step(qn, vn, t); });
+        return py::make_tuple(vec_out(qn), vec_out(vn));
+      },
+      py::arg("q"), py::arg("v"), py::arg("tau") = py::none(), "One step: (q, v) -> (q_next, v_next); tau=None: zero.");
+  cls.def(
+      "rollout",
+      [](PySimulator& s, ArrayLike q0, ArrayLike v0, ArrayLike TAU, bool diagnostics) -> py::tuple {
+        plucker::Simulator& sim = s.mutable_sim("rollout");
+        const plucker::Model& model = sim.model();
+        const Vector qa = vec_arg(model, q0, "q0", false), va = vec_arg(model, v0, "v0", true);
+        const Array U = batch_arg(TAU, "TAU", model.nv(), "nv = " + std::to_string(model.nv()));
+        const py::ssize_t T = U.shape(0), P = sim.scene().num_pairs(), nq = model.nq(), nv = model.nv();
+        py::array_t<double> Q({T + 1, nq}), V({T + 1, nv}), F({T, P, py::ssize_t{3}});
+        py::array_t<double> pen({T + 1, P}), energy({T + 1, py::ssize_t{4}});
+        Eigen::Map<MatX> Qm(Q.mutable_data(), nq, T + 1), Vm(V.mutable_data(), nv, T + 1),
+            Fm(F.mutable_data(), 3 * P, T);
+        Eigen::Map<MatX> Pm(pen.mutable_data(), P, T + 1), Em(energy.mutable_data(), 4, T + 1);
+        const Eigen::Map<const MatX> Um(U.data(), nv, T);
+        {
+          const Busy busy(s, "rollout");
+          py::gil_scoped_release release;
+          if (diagnostics)
+            sim.rollout(qa, va, Um, Qm, Vm, Fm, Pm, Em);
+          else
+            sim.rollout(qa, va, Um, Qm, Vm, Fm);
+        }
+        if (!diagnostics) return py::make_tuple(Q, V, F);
+        py::dict d;
+        py::slice all(0, T + 1, 1);
+        d["penetration"] = pen;
+        d["kinetic"] = py::array_t<double>(energy[py::make_tuple(all, 0)]);
+        d["potential"] = py::array_t<double>(energy[py::make_tuple(all, 1)]);
+        d["elastic"] = py::array_t<double>(energy[py::make_tuple(all, 2)]);
+        d["energy"] = py::array_t<double>(energy[py::make_tuple(all, 3)]);
+        py::object np = py::module_::import("numpy");
+        d["active"] = np.attr("greater")(pen, 0.0);
+        return py::make_tuple(Q, V, F, d);
+      },
+      py::arg("q0"), py::arg("v0"), py::arg("TAU"), py::arg("diagnostics") = false,
+      "T steps from (q0, v0) under TAU (T, nv), in C++ without the GIL -> Q (T+1, nq), V (T+1, nv),\n"
+      "F (T, P, 3): F[t, p] is the world force on the body of contact pair p (pair p = shape *\n"
+      "num_grounds + ground) at the start of step t. diagnostics=True adds a dict with, per state\n"
+      "(T+1 rows): 'penetration' (T+1, P), 'active' (T+1, P), 'kinetic', 'potential', 'elastic' and\n"
+      "'energy' (their sum).");
+  cls.def(
+      "contacts",
+      [](PySimulator& s, ArrayLike q, ArrayLike v) {
+        plucker::Simulator& sim = s.mutable_sim("contacts");
+        const Vector qa = vec_arg(sim.model(), q, "q", false), va = vec_arg(sim.model(), v, "v", true);
+        return call({&qa, &va}, [&] { return pairs_dict(sim.contacts(qa, va)); });
+      },
+      py::arg("q"), py::arg("v"),
+      "The contact pairs at (q, v) as a dict of arrays over pairs: penetration, penetration_rate,\n"
+      "active, normal_force, force (P, 3), point (P, 3), slip_velocity (P, 3), shape, ground.");
+  cls.def(
+      "energy",
+      [](PySimulator& s, ArrayLike q, ArrayLike v) {
+        plucker::Simulator& sim = s.mutable_sim("energy");
+        const Vector qa = vec_arg(sim.model(), q, "q", false), va = vec_arg(sim.model(), v, "v", true);
+        const plucker::Energy e = call({&qa, &va}, [&] { return sim.energy(qa, va); });
+        py::dict d;
+        d["kinetic"] = e.kinetic;
+        d["potential"] = e.potential;
+        d["elastic"] = e.elastic;
+        d["total"] = e.total();
+        return d;
+      },
+      py::arg("q"), py::arg("v"), "{'kinetic', 'potential', 'elastic', 'total'} at (q, v).");
+  cls.def(
+      "acceleration",
+      [](PySimulator& s, ArrayLike q, ArrayLike v, py::object tau) {
+        plucker::Simulator& sim = s.mutable_sim("acceleration");
+        const Vector qa = vec_arg(sim.model(), q, "q", false), va = vec_arg(sim.model(), v, "v", true);
+        VecX t = VecX::Zero(sim.model().nv());
+        if (!tau.is_none()) t = vec_arg(sim.model(), tau, "tau", true).map();
+        return call({&qa, &va}, [&] { return vec_out(sim.acceleration(qa, va, t)); });
+      },
+      py::arg("q"), py::arg("v"), py::arg("tau") = py::none(), "qdd at (q, v, tau) with the contact forces.");
+  cls.def_property(
+      "dt", [](const PySimulator& s) { return s.sim.dt(); },
+      [](PySimulator& s, double dt) { s.mutable_sim("setting dt").set_dt(dt); });
+  cls.def_property(
+      "integrator", [](const PySimulator& s) { return std::string(plucker::to_string(s.sim.integrator())); },
+      [](PySimulator& s, const std::string& name) {
+        s.mutable_sim("setting integrator").set_integrator(plucker::parse_integrator(name));
+      });
+  cls.def_property_readonly(
+      "num_pairs", [](const PySimulator& s) { return s.sim.scene().num_pairs(); },
+      "Contact pairs: every shape against every ground.");
+  cls.def_property_readonly(
+      "shapes",
+      [](const PySimulator& s) {
+        py::list out;
+        for (const plucker::ContactShape& c : s.sim.scene().shapes())
+          out.append(py::make_tuple(to_str(c.name), c.body, vec_out(c.center), c.radius));
+        return out;
+      },
+      "(name, body, center in body coordinates, radius) of each shape.");
+
+  mod.def(
+      "rollout_batch",
+      [](PySimulator& s, ArrayLike q0, ArrayLike v0, ArrayLike tau, int threads) {
+        const plucker::Simulator& sim = s.mutable_sim("rollout_batch");
+        const plucker::Model& model = sim.model();
+        const py::ssize_t nq = model.nq(), nv = model.nv(), P = sim.scene().num_pairs();
+        const Array Q0 = batch_arg(q0, "Q0", nq, "nq = " + std::to_string(nq));
+        const py::ssize_t B = Q0.shape(0);
+        const Array V0 = batch_arg(v0, "V0", nv, "nv = " + std::to_string(nv), B);
+        if (tau.is_none()) value_error("TAU is None, expected an array of shape (B, T, nv)");
+        const Array U = Array::ensure(tau);
+        if (!U) {
+          PyErr_Clear();
+          value_error("TAU: not convertible to a float64 array of shape (B, T, nv)");
+        }
+        if (U.ndim() != 3 || U.shape(0) != B || U.shape(2) != nv)
+          value_error("TAU must have shape (B = " + std::to_string(B) + ", T, nv = " + std::to_string(nv) + ")");
+        threads_arg(threads);
+        const py::ssize_t T = U.shape(1);
+        py::array_t<double> Q({B, T + 1, nq}), V({B, T + 1, nv}), F({B, T, P, py::ssize_t{3}});
+        Eigen::Map<MatX> Qm(Q.mutable_data(), nq, (T + 1) * B), Vm(V.mutable_data(), nv, (T + 1) * B),
+            Fm(F.mutable_data(), 3 * P, T * B);
+        const Eigen::Map<const MatX> Um(U.data(), nv, T * B);
+        {
+          const Busy busy(s, "rollout_batch");
+          py::gil_scoped_release release;
+          plucker::rollout_batch(sim, states_map(Q0), states_map(V0), Um, Qm, Vm, Fm, threads);
+        }
+        return py::make_tuple(Q, V, F);
+      },
+      py::arg("sim"), py::arg("Q0"), py::arg("V0"), py::arg("TAU"), py::arg("threads") = 0,
+      "Rollouts of `sim` from B initial states at once, on `threads` threads (0: one per hardware\n"
+      "thread) without the GIL, each thread on its own copy of the simulator: Q0 (B, nq), V0 (B, nv),\n"
+      "TAU (B, T, nv) -> Q (B, T+1, nq), V (B, T+1, nv), F (B, T, P, 3), row b equal to\n"
+      "sim.rollout(Q0[b], V0[b], TAU[b]) bit for bit. Errors name the state.");
+  mod.def(
+      "normal_force",
+      [](const std::string& contact, double x, double xdot, double stiffness, py::object damping, double exponent) {
+        const NormalForceModel n = normal_model(contact, stiffness, damping, exponent);
+        plucker::check_normal_force_model(n, "normal_force");
+        return plucker::normal_force(n, x, xdot);
+      },
+      py::arg("contact"), py::arg("x"), py::arg("xdot"), py::arg("stiffness") = 1e5, py::arg("damping") = py::none(),
+      py::arg("exponent") = 1.5, "The normal force (>= 0) of a contact model at penetration x and rate xdot.");
+  mod.def(
+      "coefficient_of_restitution",
+      [](const std::string& contact, double impact_speed, double mass, double stiffness, py::object damping,
+         double exponent) {
+        return plucker::coefficient_of_restitution(normal_model(contact, stiffness, damping, exponent), mass,
+                                                   impact_speed);
+      },
+      py::arg("contact"), py::arg("impact_speed"), py::arg("mass") = 1.0, py::arg("stiffness") = 1e5,
+      py::arg("damping") = py::none(), py::arg("exponent") = 1.5,
+      "e = -v_out / v_in of a mass hitting the contact at impact_speed without gravity: closed form for\n"
+      "'linear' (underdamped) and 'hunt_crossley', quadrature otherwise (docs/contact.md).");
+  mod.def(
+      "static_penetration",
+      [](const std::string& contact, double load, double stiffness, double exponent) {
+        return plucker::static_penetration(normal_model(contact, stiffness, py::float_(0.0), exponent), load);
+      },
+      py::arg("contact"), py::arg("load"), py::arg("stiffness") = 1e5, py::arg("exponent") = 1.5,
+      "The penetration x at rest under a load: k x^n = load (k x for 'linear').");
+}
+
+}  // namespace plucker_py

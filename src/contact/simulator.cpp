@@ -1,0 +1,375 @@
+// The fixed-step simulator with compliant contact (docs/contact.md).
+#include "plucker/contact/simulator.hpp"
+
+#include <cmath>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "algorithms/thread_pool.hpp"
+#include "algorithms/workspace.hpp"
+#include "base/text.hpp"
+#include "plucker/algorithms/aba.hpp"
+#include "plucker/algorithms/crba.hpp"
+#include "plucker/algorithms/kinematics.hpp"
+#include "plucker/algorithms/rnea.hpp"
+#include "plucker/io/urdf.hpp"
+
+namespace plucker {
+
+std::string_view to_string(Integrator integrator) {
+  switch (integrator) {
+    case Integrator::SemiImplicitEuler:
+      return "semi_implicit_euler";
+    case Integrator::Rk4:
+      return "rk4";
+    case Integrator::ImplicitEuler:
+      return "implicit_euler";
+  }
+  return "unknown";
+}
+
+Integrator parse_integrator(std::string_view name) {
+  if (name == "semi_implicit_euler" || name == "symplectic_euler") return Integrator::SemiImplicitEuler;
+  if (name == "rk4") return Integrator::Rk4;
+  if (name == "implicit_euler" || name == "implicit") return Integrator::ImplicitEuler;
+  throw InvalidArgument("unknown integrator '" + text::printable(name) +
+                        "': expected 'semi_implicit_euler', 'rk4' or 'implicit_euler'");
+}
+
+Simulator::Simulator(const Model& model, double dt, Integrator integrator)
+    : model_(model), data_(model_), integrator_(integrator) {
+  set_dt(dt);
+  constrained_.baumgarte_alpha = 10.0;
+  constrained_.baumgarte_beta = 10.0;
+  const Eigen::Index nq = model_.nq(), nv = model_.nv();
+  q_stage_.setZero(nq);
+  xi_.setZero(nv);
+  for (int k = 0; k < 4; ++k) {
+    a_[k].setZero(nv);
+    dxi_[k].setZero(nv);
+  }
+  v_stage_.setZero(nv);
+  zero_.setZero(nv);
+  tau_total_.setZero(nv);
+  tmp_.setZero(nv);
+  A_.setZero(nv, nv);
+  lu_ = Eigen::PartialPivLU<MatX>(nv);
+  Jp_.setZero(3, nv);
+  JtD_.setZero(nv, 3);
+  rhs_.setZero(nv);
+  dv_.setZero(nv);
+}
+
+int Simulator::add_collision_spheres_from_urdf(const std::string& path) {
+  std::vector<UrdfCollisionSphere> spheres;
+  UrdfOptions options;
+  options.root = model_.has_floating_base() ? RootJoint::FreeFlyer : RootJoint::Fixed;
+  options.on_warning = [](const std::string&) {};  // the model's own load reported them
+  options.collision_spheres = &spheres;
+  load_urdf(path, options);
+  for (const UrdfCollisionSphere& s : spheres)
+    if (!model_.has_body(s.link) && !model_.has_frame(s.link))
+      throw InvalidArgument("add_collision_spheres_from_urdf: " + path + " line " + std::to_string(s.line) +
+                            ": link '" + text::printable(s.link) + "' is not a body or frame of model '" +
+                            text::printable(model_.name()) + "'");
+  for (const UrdfCollisionSphere& s : spheres) scene_.add_sphere(model_, s.link, s.center, s.radius);
+  return static_cast<int>(spheres.size());
+}
+
+void Simulator::set_dt(double dt) {
+  if (!(std::isfinite(dt) && dt > 0.0))
+    throw InvalidArgument("Simulator: dt must be finite and > 0, got " + text::number(dt));
+  dt_ = dt;
+}
+
+void Simulator::check_state(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                            const Eigen::Ref<const VecX>& tau, const char* fn) const {
+  if (integrator_ == Integrator::ImplicitEuler && model_.num_constraints() > 0)
+    throw InvalidArgument(std::string(fn) +
+                          ": integrator 'implicit_euler' does not support loop joints or mimics; use "
+                          "'semi_implicit_euler' or 'rk4'");
+  detail::check_arguments(fn, [&] {
+    model_.check_configuration(q, "q");
+    model_.check_tangent(v, "v");
+    model_.check_tangent(tau, "tau");
+  });
+}
+
+const VecX& Simulator::evaluate(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                                const Eigen::Ref<const VecX>& tau) {
+  const std::span<const Force> f_ext = contact_forces(model_, data_, scene_, q, v);
+  if (model_.num_constraints() == 0) return aba(model_, data_, q, v, tau, f_ext, ReferenceFrame::World);
+  // tau + J^T f_ext = tau + g(q) - rnea(q, 0, 0, f_ext): the contact forces as generalised forces.
+  tmp_ = gravity_torques(model_, data_, q);
+  tau_total_ = tau + tmp_;
+  tau_total_ -= rnea(model_, data_, q, zero_, zero_, f_ext, ReferenceFrame::World);
+  return constrained_forward_dynamics(model_, data_, q, v, tau_total_, constrained_);
+}
+
+void Simulator::retract(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& xi, double dt,
+                        Eigen::Ref<VecX> out) const {
+  for (int i = 1; i < model_.nbodies(); ++i)
+    std::visit(
+        [&](const auto& j) {
+          j.integrate(q.data() + model_.idx_q(i), xi.data() + model_.idx_v(i), dt, out.data() + model_.idx_q(i));
+        },
+        model_.joint(i));
+}
+
+void Simulator::dexp_inverse(const VecX& xi, const VecX& w, VecX& out) const {
+  // q(t) = q0 (+) xi(t) with right-trivialised velocity w: xi' = dexp^-1_{-xi}(w)
+  //      = w + 1/2 [xi, w] + 1/12 [xi, [xi, w]] + O(xi^4)   (enough for fourth order, RKMK).
+  out = w;
+  for (int i = 1; i < model_.nbodies(); ++i) {
+    const int iv = model_.idx_v(i);
+    if (std::holds_alternative<JointFreeFlyer>(model_.joint(i))) {
+      const Motion x(Vec6(xi.segment<6>(iv))), y(Vec6(w.segment<6>(iv)));
+      const Motion b = cross(x, y);
+      out.segment<6>(iv) += (0.5 * b + (1.0 / 12.0) * cross(x, b)).vector();
+    } else if (std::holds_alternative<JointSpherical>(model_.joint(i))) {
+      const Vec3 x = xi.segment<3>(iv), y = w.segment<3>(iv);
+      const Vec3 b = x.cross(y);
+      out.segment<3>(iv) += 0.5 * b + (1.0 / 12.0) * x.cross(b);
+    }
+  }
+}
+
+// NOLINTNEXTLINE(performance-unnecessary-value-param): Eigen::Ref by value is Eigen's writable-argument idiom
+void Simulator::implicit_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau) {
+  const double h = dt_;
+  const std::span<const Force> f_ext = contact_forces(model_, data_, scene_, q, v);
+  start_pairs_.assign(contact_pairs(data_).begin(), contact_pairs(data_).end());
+  // rhs = dt (tau - C + J^T F) + dt^2 J^T K J v;  A = M - dt J^T D J - dt^2 J^T K J.
+  rhs_ = tau;
+  rhs_ -= rnea(model_, data_, q, v, zero_, f_ext, ReferenceFrame::World);  // C - J^T F
+  rhs_ *= h;
+  A_ = crba(model_, data_, q);
+  for (const ContactPair& pair : start_pairs_) {
+    if (!(pair.normal_force > 0.0)) continue;
+    const HalfSpace& ground = scene_.half_spaces()[static_cast<std::size_t>(pair.half_space)];
+    const ContactForceDerivatives d = contact_force_derivatives(ground, pair);
+    const int body = scene_.shapes()[static_cast<std::size_t>(pair.shape)].body;
+    if (body == 0) continue;
+    const Matrix6X& J = body_jacobian(model_, data_, q, body, ReferenceFrame::World);
+    // Velocity of the body point at p: v_O + omega x p = J_lin v - p x (J_ang v).
+    Jp_ = J.bottomRows<3>();
+    Jp_.noalias() -= skew(pair.point) * J.topRows<3>();
+    const Mat3 D = h * d.force_velocity + (h * h) * d.force_position;
+    JtD_.noalias() = Jp_.transpose() * D;
+    A_.noalias() -= JtD_ * Jp_;
+    JtD_.noalias() = Jp_.transpose() * ((h * h) * d.force_position);
+    rhs_.noalias() += JtD_ * (Jp_ * v);
+  }
+  lu_.compute(A_);
+  dv_.noalias() = lu_.solve(rhs_);
+  v += dv_;
+  retract(q, v, h, q_stage_);
+  q = q_stage_;
+}
+
+void Simulator::step_unchecked(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau) {
+  const double h = dt_;
+  if (integrator_ == Integrator::ImplicitEuler) {
+    implicit_step(q, v, tau);
+    return;
+  }
+  if (integrator_ == Integrator::SemiImplicitEuler) {
+    v += h * evaluate(q, v, tau);
+    retract(q, v, h, q_stage_);
+    q = q_stage_;
+    return;
+  }
+  // RK4 in the chart xi -> q (+) xi at the start of the step.
+  a_[0] = evaluate(q, v, tau);
+  dxi_[0] = v;
+  start_pairs_.assign(contact_pairs(data_).begin(), contact_pairs(data_).end());
+  const double c[3] = {0.5 * h, 0.5 * h, h};
+  for (int s = 1; s < 4; ++s) {
+    xi_ = c[s - 1] * dxi_[s - 1];
+    v_stage_ = v + c[s - 1] * a_[s - 1];
+    retract(q, xi_, 1.0, q_stage_);
+    a_[s] = evaluate(q_stage_, v_stage_, tau);
+    dexp_inverse(xi_, v_stage_, dxi_[s]);
+  }
+  xi_ = (h / 6.0) * (dxi_[0] + 2.0 * dxi_[1] + 2.0 * dxi_[2] + dxi_[3]);
+  v += (h / 6.0) * (a_[0] + 2.0 * a_[1] + 2.0 * a_[2] + a_[3]);
+  retract(q, xi_, 1.0, q_stage_);
+  q = q_stage_;
+}
+
+// NOLINTNEXTLINE(performance-unnecessary-value-param): Eigen::Ref by value is Eigen's writable-argument idiom
+void Simulator::step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau) {
+  check_state(q, v, tau, "Simulator.step");
+  step_unchecked(q, v, tau);
+  if (integrator_ == Integrator::SemiImplicitEuler)
+    start_pairs_.assign(contact_pairs(data_).begin(), contact_pairs(data_).end());
+  if (!q.allFinite() || !v.allFinite())
+    throw NumericalError("Simulator.step: the state is not finite after the step (dt " + text::number(dt_) +
+                         " too large for the contact stiffness?)");
+}
+
+namespace {
+void check_output(const Eigen::Ref<MatX>& X, Eigen::Index rows, Eigen::Index cols, const char* name) {
+  if (X.rows() != rows || X.cols() != cols)
+    throw InvalidArgument(std::string("Simulator.rollout: ") + name + " is " + std::to_string(X.rows()) + " x " +
+                          std::to_string(X.cols()) + ", expected " + std::to_string(rows) + " x " +
+                          std::to_string(cols));
+}
+}  // namespace
+
+void Simulator::rollout(const Eigen::Ref<const VecX>& q0, const Eigen::Ref<const VecX>& v0,
+                        const Eigen::Ref<const MatX>& TAU, Eigen::Ref<MatX> Q, Eigen::Ref<MatX> V, Eigen::Ref<MatX> F) {
+  rollout_impl(q0, v0, TAU, Q, V, F, nullptr, nullptr);
+}
+
+void Simulator::rollout(const Eigen::Ref<const VecX>& q0, const Eigen::Ref<const VecX>& v0,
+                        const Eigen::Ref<const MatX>& TAU, Eigen::Ref<MatX> Q, Eigen::Ref<MatX> V, Eigen::Ref<MatX> F,
+                        Eigen::Ref<MatX> penetration, Eigen::Ref<MatX> energy) {
+  rollout_impl(q0, v0, TAU, Q, V, F, &penetration, &energy);
+}
+
+void Simulator::rollout_impl(const Eigen::Ref<const VecX>& q0, const Eigen::Ref<const VecX>& v0,
+                             const Eigen::Ref<const MatX>& TAU, Eigen::Ref<MatX>& Q, Eigen::Ref<MatX>& V,
+                             Eigen::Ref<MatX>& F, Eigen::Ref<MatX>* penetration, Eigen::Ref<MatX>* energy_out) {
+  const char* fn = "Simulator.rollout";
+  if (TAU.rows() != model_.nv())
+    throw InvalidArgument(std::string(fn) + ": TAU has " + std::to_string(TAU.rows()) +
+                          " rows per step, expected nv = " + std::to_string(model_.nv()));
+  check_state(q0, v0, zero_, fn);
+  if (!TAU.allFinite()) {
+    for (Eigen::Index t = 0; t < TAU.cols(); ++t)
+      if (!TAU.col(t).allFinite())
+        throw InvalidArgument(std::string(fn) + ": TAU is not finite at step " + std::to_string(t));
+  }
+  const Eigen::Index T = TAU.cols(), P = scene_.num_pairs();
+  check_output(Q, model_.nq(), T + 1, "Q");
+  check_output(V, model_.nv(), T + 1, "V");
+  check_output(F, 3 * P, T, "F");
+  if (penetration) check_output(*penetration, P, T + 1, "penetration");
+  if (energy_out) check_output(*energy_out, 4, T + 1, "energy");
+  Q.col(0) = q0;
+  V.col(0) = v0;
+  auto diagnostics = [&](Eigen::Index t) {
+    if (energy_out) {
+      const Energy e = energy(Q.col(t), V.col(t));
+      energy_out->col(t) << e.kinetic, e.potential, e.elastic, e.total();
+    }
+    if (penetration) {
+      if (!energy_out) contact_forces(model_, data_, scene_, Q.col(t), V.col(t));
+      const auto pairs = contact_pairs(data_);
+      for (Eigen::Index p = 0; p < P; ++p) (*penetration)(p, t) = pairs[static_cast<std::size_t>(p)].penetration;
+    }
+  };
+  for (Eigen::Index t = 0; t < T; ++t) {
+    diagnostics(t);
+    Q.col(t + 1) = Q.col(t);
+    V.col(t + 1) = V.col(t);
+    step_unchecked(Q.col(t + 1), V.col(t + 1), TAU.col(t));
+    const std::span<const ContactPair> pairs = integrator_ == Integrator::SemiImplicitEuler
+                                                   ? contact_pairs(data_)
+                                                   : std::span<const ContactPair>(start_pairs_);
+    for (Eigen::Index p = 0; p < P; ++p) F.block<3, 1>(3 * p, t) = pairs[static_cast<std::size_t>(p)].force;
+    if (!Q.col(t + 1).allFinite() || !V.col(t + 1).allFinite())
+      throw NumericalError(std::string(fn) + ": the state is not finite after step " + std::to_string(t) + " (dt " +
+                           text::number(dt_) + " too large for the contact stiffness?)");
+  }
+  diagnostics(T);
+}
+
+const VecX& Simulator::acceleration(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                                    const Eigen::Ref<const VecX>& tau) {
+  check_state(q, v, tau, "Simulator.acceleration");
+  return evaluate(q, v, tau);
+}
+
+std::span<const ContactPair> Simulator::contacts(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v) {
+  check_state(q, v, zero_, "Simulator.contacts");
+  contact_forces(model_, data_, scene_, q, v);
+  return contact_pairs(data_);
+}
+
+Energy Simulator::energy(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v) {
+  check_state(q, v, zero_, "Simulator.energy");
+  Energy e;
+  e.kinetic = kinetic_energy(model_, data_, q, v);
+  e.potential = potential_energy(model_, data_, q);
+  contact_forces(model_, data_, scene_, q, v);
+  e.elastic = contact_elastic_energy(scene_, data_);
+  return e;
+}
+
+// NOLINTNEXTLINE(performance-unnecessary-value-param): Eigen::Ref by value is Eigen's writable-argument idiom
+void rollout_batch(const Simulator& sim, const Eigen::Ref<const MatX>& Q0, const Eigen::Ref<const MatX>& V0,
+                   const Eigen::Ref<const MatX>& TAU, Eigen::Ref<MatX> Q, Eigen::Ref<MatX> V, Eigen::Ref<MatX> F,
+                   int threads) {
+  const char* fn = "rollout_batch";
+  const Model& model = sim.model();
+  const Eigen::Index B = Q0.cols(), nq = model.nq(), nv = model.nv(), P = sim.scene().num_pairs();
+  auto fail = [&](const std::string& what) { throw InvalidArgument(std::string(fn) + ": " + what); };
+  if (Q0.rows() != nq) fail("Q0 has " + std::to_string(Q0.rows()) + " rows, expected nq = " + std::to_string(nq));
+  if (V0.rows() != nv || V0.cols() != B)
+    fail("V0 is " + std::to_string(V0.rows()) + " x " + std::to_string(V0.cols()) + ", expected " + std::to_string(nv) +
+         " x " + std::to_string(B));
+  if (TAU.rows() != nv) fail("TAU has " + std::to_string(TAU.rows()) + " rows, expected nv = " + std::to_string(nv));
+  if (threads < 0) fail("threads must be >= 0, got " + std::to_string(threads));
+  if (B == 0) return;
+  if (TAU.cols() % B != 0)
+    fail("TAU has " + std::to_string(TAU.cols()) + " columns, not a multiple of B = " + std::to_string(B));
+  const Eigen::Index T = TAU.cols() / B;
+  if (Q.rows() != nq || Q.cols() != (T + 1) * B || V.rows() != nv || V.cols() != (T + 1) * B || F.rows() != 3 * P ||
+      F.cols() != T * B)
+    fail("the outputs must be Q nq x (T+1) B, V nv x (T+1) B and F 3 P x T B");
+  int n = threads == 0 ? static_cast<int>(std::max(1U, std::thread::hardware_concurrency())) : threads;
+  n = static_cast<int>(std::min<Eigen::Index>(n, B));
+  std::mutex mutex;
+  std::exception_ptr error;
+  Eigen::Index error_state = B;
+  detail::ThreadPool pool(n);
+  pool.run([&](int t) {
+    try {
+      Simulator local(sim);
+      for (Eigen::Index b = t; b < B; b += n) {
+        {
+          const std::lock_guard<std::mutex> lock(mutex);
+          if (error_state < b) return;  // an earlier state failed
+        }
+        try {
+          local.rollout(Q0.col(b), V0.col(b), TAU.middleCols(b * T, T), Q.middleCols(b * (T + 1), T + 1),
+                        V.middleCols(b * (T + 1), T + 1), F.middleCols(b * T, T));
+        } catch (...) {
+          const std::lock_guard<std::mutex> lock(mutex);
+          if (b < error_state) {
+            error_state = b;
+            error = std::current_exception();
+          }
+          return;
+        }
+      }
+    } catch (...) {  // the copy failed (memory)
+      const std::lock_guard<std::mutex> lock(mutex);
+      if (!error) {
+        error_state = t;
+        error = std::current_exception();
+      }
+    }
+  });
+  if (!error) return;
+  const std::string where = std::string(fn) + ": state " + std::to_string(error_state) + ": ";
+  try {
+    std::rethrow_exception(error);
+  } catch (const InvalidArgument& e) {
+    throw InvalidArgument(where + e.what());
+  } catch (const NumericalError& e) {
+    throw NumericalError(where + e.what());
+  } catch (const SingularError& e) {
+    throw SingularError(where + e.what());
+  } catch (const ConvergenceError& e) {
+    throw ConvergenceError(where + e.what(), e.iterations(), e.residual());
+  } catch (const Error& e) {
+    throw Error(where + e.what());
+  }
+}
+
+}  // namespace plucker
