@@ -4,7 +4,8 @@
 #
 #   make build       Release build in build/
 #   make test        build + ctest (C++ tests, pytest, find_package consumer)
-#   make demo        build + run build/examples/demo
+#   make demo        build + run build/examples/demo, then the simulator example
+#                    examples/python/drop_quadruped.py (solo12 dropped on the ground)
 #   make bench       -march=native build in build-bench/, run plucker_bench $(BENCH_ARGS)
 #                    (table; build/bench/results.json), plucker_bench --batch (batched
 #                    throughput; build/bench/batch.json), then bench/make_report.py
@@ -60,6 +61,8 @@ test: build
 demo: build
 	build/examples/demo examples/models/plucker_arm.urdf build/demo
 	/usr/bin/python3 examples/plot_demo.py build/demo/trajectory.csv build/demo/demo.png
+	PYTHONPATH=build/python /usr/bin/python3 examples/python/drop_quadruped.py --out build/demo
+	@echo "make demo: plots in build/demo/ (demo.png: the arm's passive motion; drop_quadruped.png: solo12 landing on compliant ground, when ../shared/models is present)"
 
 bench:
 	@scripts/install-deps.sh --bench
