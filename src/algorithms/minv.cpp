@@ -27,6 +27,7 @@
 // A model whose subtrees are not contiguous index ranges is swept in a depth-first order of its
 // bodies, with the columns in that order, and M^-1 permuted back at the end.
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 
 #include "algorithms/fd_kernels.hpp"
@@ -194,14 +195,15 @@ void mirror_lower(MatX& M) {
   auto at = [&](int r, int c) -> double& { return m[r + static_cast<std::ptrdiff_t>(nv) * c]; };
   int blocked = 0;  // columns [0, blocked) are whole 4-column blocks
 #if defined(__AVX2__)
-  using R4u = double __attribute__((vector_size(32), aligned(8), may_alias));  // an unaligned R4
   blocked = nv - nv % 4;
   for (int c0 = 0; c0 < blocked; c0 += 4)
     for (int r0 = c0 + 4; r0 < blocked; r0 += 4) {  // block (r0, c0) of the lower triangle
       const double* lower = &at(r0, c0);            // its column k at lower + nv k
       double* upper = &at(c0, r0);                  // row k of the block goes to upper + nv k
       R4 col[4];
-      for (int k = 0; k < 4; ++k) col[k] = *reinterpret_cast<const R4u*>(lower + static_cast<std::ptrdiff_t>(nv) * k);
+      // memcpy: unaligned loads and stores (clang ignores a reduced alignment on a `using` alias
+      // of a vector type and emitted aligned moves, which faulted).
+      for (int k = 0; k < 4; ++k) std::memcpy(&col[k], lower + static_cast<std::ptrdiff_t>(nv) * k, sizeof(R4));
       const R4 lo01 = __builtin_shufflevector(col[0], col[1], 0, 4, 2, 6),
                hi01 = __builtin_shufflevector(col[0], col[1], 1, 5, 3, 7);
       const R4 lo23 = __builtin_shufflevector(col[2], col[3], 0, 4, 2, 6),
@@ -209,7 +211,7 @@ void mirror_lower(MatX& M) {
       const R4 row[4] = {
           __builtin_shufflevector(lo01, lo23, 0, 1, 4, 5), __builtin_shufflevector(hi01, hi23, 0, 1, 4, 5),
           __builtin_shufflevector(lo01, lo23, 2, 3, 6, 7), __builtin_shufflevector(hi01, hi23, 2, 3, 6, 7)};
-      for (int k = 0; k < 4; ++k) *reinterpret_cast<R4u*>(upper + static_cast<std::ptrdiff_t>(nv) * k) = row[k];
+      for (int k = 0; k < 4; ++k) std::memcpy(upper + static_cast<std::ptrdiff_t>(nv) * k, &row[k], sizeof(R4));
     }
 #endif
   for (int c = 1; c < nv; ++c)  // what the blocks left: rows [4 (c / 4), c) of column c, or all of it
