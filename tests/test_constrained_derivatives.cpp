@@ -139,6 +139,32 @@ TEST_P(ConstrainedDerivatives, MatchFiniteDifferencesOfTheSolve) {
 INSTANTIATE_TEST_SUITE_P(Mechanisms, ConstrainedDerivatives, ::testing::ValuesIn(mechanism_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
+// Rank 0 (a weld across a fixed tree joint: every row of L is zero): the tree's derivatives, and
+// no d lambda (lambda = 0 is the minimum-norm multiplier of six redundant rows).
+TEST(ConstrainedDerivativesRankZero, WeldAcrossAFixedJointIsTheTree) {
+  Model m = build_chain(3);
+  const RigidBodyInertia I = RigidBodyInertia::from_mass_com_inertia(0.5, Vec3(0.1, 0, 0), Mat3::Identity() * 1e-3);
+  const int tip = m.add_body(3, JointFixed{}, Transform::translation(Vec3(0.2, 0, 0)), I, "tip", "tip_fixed");
+  LoopJoint weld;
+  weld.name = "weld";
+  weld.type = LoopJointType::Fixed;
+  weld.predecessor = 3;
+  weld.successor = tip;
+  weld.X_predecessor = Transform::translation(Vec3(0.2, 0, 0));
+  m.add_loop_joint(weld);
+  Data data(m), tree_data(m);
+  Rng rng(403);
+  const VecX q = random_vector(3, rng), v = random_vector(3, rng), tau = random_vector(3, rng);
+  constrained_forward_dynamics_derivatives(m, data, q, v, tau);
+  EXPECT_EQ(data.loops.rank, 0);
+  aba_derivatives(m, tree_data, q, v, tau);
+  EXPECT_LE((data.loops.dqdd_dq - tree_data.dqdd_dq).cwiseAbs().maxCoeff(),
+            1e-10 * (1.0 + tree_data.dqdd_dq.cwiseAbs().maxCoeff()));
+  EXPECT_LE((data.loops.dqdd_dtau - tree_data.Minv).cwiseAbs().maxCoeff(),
+            1e-10 * (1.0 + tree_data.Minv.cwiseAbs().maxCoeff()));
+  EXPECT_EQ(data.loops.dlambda_dq.rows(), 0);
+}
+
 /// `base` with its loop joints actuated (the same tree and loops).
 Model with_actuated_loops(const Model& base) {
   Model m(base.body_name(0));

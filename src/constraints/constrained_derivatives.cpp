@@ -274,8 +274,8 @@ void constrained_forward_dynamics_derivatives(const Model& model, Data& data, co
   ws.Y = llt.solve(L_r.transpose());
   ws.G = L_r * ws.Y;
   ws.Z = llt.solve(ws.A);
-  const Eigen::LDLT<MatX> ldlt(ws.G);
-  const MatX dlambda_r = r > 0 ? MatX(ldlt.solve(L_r * ws.Z - B_r)) : MatX(0, 3 * nv);
+  MatX dlambda_r(r, 3 * nv);  // (Eigen's decompositions assert on empty matrices: r = 0 skips)
+  if (r > 0) dlambda_r = Eigen::LDLT<MatX>(ws.G).solve(L_r * ws.Z - B_r);
   const MatX dqdd = ws.Y * dlambda_r - ws.Z;
   out.dqdd_dq = dqdd.leftCols(nv);
   out.dqdd_dv = dqdd.middleCols(nv, nv);
