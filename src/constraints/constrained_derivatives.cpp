@@ -271,12 +271,15 @@ void constrained_forward_dynamics_derivatives(const Model& model, Data& data, co
   const Eigen::LLT<MatX> llt(data.M);
   if (llt.info() != Eigen::Success)
     throw SingularError(std::string(fn) + ": the joint-space inertia matrix is not positive definite");
-  ws.Y = llt.solve(L_r.transpose());
-  ws.G = L_r * ws.Y;
   ws.Z = llt.solve(ws.A);
-  MatX dlambda_r(r, 3 * nv);  // (Eigen's decompositions assert on empty matrices: r = 0 skips)
-  if (r > 0) dlambda_r = Eigen::LDLT<MatX>(ws.G).solve(L_r * ws.Z - B_r);
-  const MatX dqdd = ws.Y * dlambda_r - ws.Z;
+  MatX dqdd = -ws.Z;
+  MatX dlambda_r(r, 3 * nv);  // (Eigen's solves misbehave on empty matrices: r = 0 skips them)
+  if (r > 0) {
+    ws.Y = llt.solve(L_r.transpose());
+    ws.G = L_r * ws.Y;
+    dlambda_r = Eigen::LDLT<MatX>(ws.G).solve(L_r * ws.Z - B_r);
+    dqdd.noalias() += ws.Y * dlambda_r;
+  }
   out.dqdd_dq = dqdd.leftCols(nv);
   out.dqdd_dv = dqdd.middleCols(nv, nv);
   out.dqdd_dtau = dqdd.rightCols(nv);
