@@ -269,8 +269,8 @@ def main():
       "`minv` with `computeMinverse`, `crba_upper` with `crba` (upper triangle).")
     w("")
     w("The RNEA yardstick assumes plucker's RNEA kept its speed relative to the machine; it did not: in this "
-      "run it is 1.7-2.4x faster than `rnea then` while MuJoCo, whose code did not change, is only ~1.4x "
-      "faster than when those figures were taken (its ID/M/FD times here over the times implied by the "
+      "run it is much faster than `rnea then` (compare the two RNEA columns) while MuJoCo, whose code did not "
+      "change, is only as much faster as the machine (its ID/M/FD times here over the times implied by the "
       "Pinocchio g++ table's MuJoCo ratios: the `machine` column). So the second verdict scales Pinocchio's "
       "clang figures by that MuJoCo factor measured in this run (the batched table's MuJoCo-scaled yardstick): "
       "`pinocchio, MuJoCo-scaled` = pinocchio (clang) x machine, and the target is that over plucker >= 1.25.")
