@@ -51,52 +51,39 @@
 #include <cmath>
 #include <string>
 
+#include "algorithms/derivative_kernels.hpp"
 #include "algorithms/fd_kernels.hpp"
-#include "algorithms/workspace.hpp"
 
 namespace plucker {
 namespace {
 
 using detail::ForceInput;
 
-// World-coordinate spatial algebra on the public Motion / Force (3-vector pairs).
-PLUCKER_HOT inline Motion cross_motion(const Motion& m, const Motion& n) {  // m x n
-  return {m.angular.cross(n.angular), m.angular.cross(n.linear) + m.linear.cross(n.angular)};
-}
-PLUCKER_HOT inline Force cross_force(const Motion& m, const Force& f) {  // m x* f
-  return {m.angular.cross(f.angular) + m.linear.cross(f.linear), m.angular.cross(f.linear)};
-}
-
 /// The composites of a subtree in world coordinates: Ic = (m, h, Ibar) and B = (Ibar', n, f).
 struct Composite {
-  double m = 0.0;
-  Vec3 h = Vec3::Zero(), n = Vec3::Zero(), f = Vec3::Zero();
-  Mat3 Ibar = Mat3::Zero(), Ibar_rate = Mat3::Zero();
+  RigidBodyInertia inertia;  ///< Ic
+  Vec3 n = Vec3::Zero(), f = Vec3::Zero();
+  Mat3 Ibar_rate = Mat3::Zero();
 
   /// One body of inertia I (world coordinates) moving with v.
   PLUCKER_HOT inline void set(const RigidBodyInertia& I, const Motion& v) {
-    m = I.mass();
-    h = I.first_moment();
-    Ibar = I.inertia_origin();
-    const Vec3 &w = v.angular, &vo = v.linear;
-    n = Ibar * w + h.cross(vo);  // I v
-    f = m * vo - h.cross(w);
-    const Mat3 WI = skew(w) * Ibar;
+    inertia = I;
+    const Force momentum = ops::times(I, v);  // I v = [n; f]
+    n = momentum.angular;
+    f = momentum.linear;
+    const Vec3 &w = v.angular, &vo = v.linear, &h = I.first_moment();
+    const Mat3 WI = skew(w) * I.inertia_origin();
     Ibar_rate = WI + WI.transpose() - (h * vo.transpose() + vo * h.transpose());
     Ibar_rate.diagonal().array() += 2.0 * vo.dot(h);
   }
   PLUCKER_HOT inline void add(const Composite& o) {
-    m += o.m;
-    h += o.h;
+    inertia += o.inertia;
     n += o.n;
     f += o.f;
-    Ibar += o.Ibar;
     Ibar_rate += o.Ibar_rate;
   }
   /// Ic x.
-  PLUCKER_HOT inline Force inertia_times(const Motion& x) const {
-    return {Ibar * x.angular + h.cross(x.linear), m * x.linear - h.cross(x.angular)};
-  }
+  PLUCKER_HOT inline Force inertia_times(const Motion& x) const { return ops::times(inertia, x); }
   /// B u.
   PLUCKER_HOT inline Force rate_times(const Motion& u) const {
     return {Ibar_rate * u.angular + u.angular.cross(n), u.angular.cross(2.0 * f)};
@@ -230,11 +217,11 @@ void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f
     const Motion& a_parent = p > 0 ? ws.a[p] : a_base;
     for (int c = 0, k = model.idx_v(i); c < model.joint_nv(i); ++c, ++k) {
       const Motion s = ops::apply_inverse(X, subspace_column(model, i, c));
-      const Motion u = cross_motion(s, v_parent);
+      const detail::TangentStep step = detail::tangent_step(s, v_parent, a_parent, v);
       put(ws.S, 0, k, s);
-      put(ws.psi_u, 0, k, cross_motion(s, a_parent) - cross_motion(u, v_parent));
-      ws.psi_u.col(k).segment<3>(6) = u.angular;
-      put(ws.zeta_s, 0, k, cross_motion(v_parent + v, s));
+      put(ws.psi_u, 0, k, step.psi);
+      ws.psi_u.col(k).segment<3>(6) = step.u.angular;
+      put(ws.zeta_s, 0, k, step.zeta);
       ws.zeta_s.col(k).segment<3>(6) = s.angular;
     }
   }
@@ -252,11 +239,11 @@ void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f
       const Motion s = motion_at(ws.S, k);
       put(ws.PQ, 0, k, C.inertia_times(s));
       ws.PQ.col(k).segment<3>(6) = C.rate_transpose_times(s);
-      if constexpr (FI == ForceInput::World) put(ws.R, 0, k, -cross_force(s, ws.Fe[i]));  // R s = Fe-bar^T s
+      if constexpr (FI == ForceInput::World) put(ws.R, 0, k, -Force(ops::crf(s, ws.Fe[i])));  // R s = Fe-bar^T s
       const Motion psi(Vec6(ws.psi_u.col(k).head<6>())), zeta(Vec6(ws.zeta_s.col(k).head<6>()));
       const Motion u(ws.psi_u.col(k).segment<3>(6), Vec3::Zero());  // B ignores u's linear part
-      put(ws.y_q, 0, k, cross_force(s, F_moving) - C.inertia_times(psi) - C.rate_times(u));  // (2)
-      put(ws.y_v, 0, k, C.inertia_times(zeta) + C.rate_times(s));                            // (4)
+      put(ws.y_q, 0, k, Force(ops::crf(s, F_moving)) - C.inertia_times(psi) - C.rate_times(u));  // (2)
+      put(ws.y_v, 0, k, C.inertia_times(zeta) + C.rate_times(s));                                // (4)
     }
   }
 

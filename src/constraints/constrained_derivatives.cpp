@@ -30,7 +30,7 @@
 #include <Eigen/QR>
 #include <string>
 
-#include "algorithms/workspace.hpp"
+#include "algorithms/derivative_kernels.hpp"
 #include "constraints/loop_kernels.hpp"
 #include "plucker/algorithms/derivatives.hpp"
 #include "plucker/constraints/constrained_dynamics.hpp"
@@ -38,9 +38,7 @@
 namespace plucker {
 namespace {
 
-Motion mcross(const Motion& m, const Motion& n) {
-  return {m.angular.cross(n.angular), m.angular.cross(n.linear) + m.linear.cross(n.angular)};
-}
+Motion mcross(const Motion& m, const Motion& n) { return ops::crm(m, n); }  // m x n
 
 /// The first-order change of a body's pose (a world twist), world velocity and acceleration.
 struct BodyChange {
@@ -161,11 +159,10 @@ void constrained_forward_dynamics_derivatives(const Model& model, Data& data, co
   for (int i = 1; i < n; ++i) {
     const BodyMotion& parent = ws.body[model.parent(i)];
     for (int k = model.idx_v(i); k < model.idx_v(i) + model.joint_nv(i); ++k) {
-      const Motion s(Vec6(S.col(k)));
-      const Motion u = mcross(s, parent.v);
-      ws.u.col(k) = u.vector();
-      ws.psi.col(k) = (mcross(s, parent.a) - mcross(u, parent.v)).vector();
-      ws.zeta.col(k) = mcross(parent.v + ws.body[i].v, s).vector();
+      const detail::TangentStep step = detail::tangent_step(Motion(Vec6(S.col(k))), parent.v, parent.a, ws.body[i].v);
+      ws.u.col(k) = step.u.vector();
+      ws.psi.col(k) = step.psi.vector();
+      ws.zeta.col(k) = step.zeta.vector();
     }
   }
 
