@@ -1,25 +1,10 @@
 """The contact example (examples/python/drop_quadruped.py) runs on a short horizon and its results hold."""
-import json
 import os
-import subprocess
-import sys
 
 import pytest
 
 from conftest import MODELS_DIR
-
-EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples", "python")
-
-
-def run(tmp_path, script, *args):
-    out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-W", "ignore", os.path.join(EXAMPLES, script), "--out", str(out), *args],
-                          capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    stem = os.path.splitext(script)[0]
-    assert (out / f"{stem}.png").stat().st_size > 10_000  # a plot, not an empty figure
-    with open(out / f"{stem}.json") as f:
-        return json.load(f)
+from test_examples import run  # runs an example with --out, checks its plot, returns its JSON
 
 
 @pytest.mark.skipif(not os.path.exists(os.path.join(MODELS_DIR, "solo12.urdf")), reason="solo12.urdf absent")
