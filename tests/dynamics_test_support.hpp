@@ -55,6 +55,22 @@ inline Model load_shared_model(const std::string& path, RootJoint root) {
   return load_urdf(path, options);
 }
 
+/// A 3-link chain with a tip welded to its last link by a fixed tree joint and again by a fixed
+/// loop joint: every row of L is zero (rank 0), so the constrained dynamics are the tree's.
+inline Model chain_with_redundant_weld() {
+  Model m = build_chain(3);
+  const RigidBodyInertia I = RigidBodyInertia::from_mass_com_inertia(0.5, Vec3(0.1, 0, 0), Mat3::Identity() * 1e-3);
+  const int tip = m.add_body(3, JointFixed{}, Transform::translation(Vec3(0.2, 0, 0)), I, "tip", "tip_fixed");
+  LoopJoint weld;
+  weld.name = "weld";
+  weld.type = LoopJointType::Fixed;
+  weld.predecessor = 3;
+  weld.successor = tip;
+  weld.X_predecessor = Transform::translation(Vec3(0.2, 0, 0));
+  m.add_loop_joint(weld);
+  return m;
+}
+
 /// Eigenvalue extremes of a symmetric matrix (for cond(M) = lambda_max / lambda_min).
 struct Spectrum {
   double min = 0.0, max = 0.0;

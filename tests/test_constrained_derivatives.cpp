@@ -142,16 +142,7 @@ INSTANTIATE_TEST_SUITE_P(Mechanisms, ConstrainedDerivatives, ::testing::ValuesIn
 // Rank 0 (a weld across a fixed tree joint: every row of L is zero): the tree's derivatives, and
 // no d lambda (lambda = 0 is the minimum-norm multiplier of six redundant rows).
 TEST(ConstrainedDerivativesRankZero, WeldAcrossAFixedJointIsTheTree) {
-  Model m = build_chain(3);
-  const RigidBodyInertia I = RigidBodyInertia::from_mass_com_inertia(0.5, Vec3(0.1, 0, 0), Mat3::Identity() * 1e-3);
-  const int tip = m.add_body(3, JointFixed{}, Transform::translation(Vec3(0.2, 0, 0)), I, "tip", "tip_fixed");
-  LoopJoint weld;
-  weld.name = "weld";
-  weld.type = LoopJointType::Fixed;
-  weld.predecessor = 3;
-  weld.successor = tip;
-  weld.X_predecessor = Transform::translation(Vec3(0.2, 0, 0));
-  m.add_loop_joint(weld);
+  const Model m = chain_with_redundant_weld();
   Data data(m), tree_data(m);
   Rng rng(403);
   const VecX q = random_vector(3, rng), v = random_vector(3, rng), tau = random_vector(3, rng);

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "alloc_count.hpp"  // the allocation counter of test_no_allocation.cpp (same executable)
+#include "dynamics_test_support.hpp"
 #include "plucker/io/urdf.hpp"
 #include "plucker/model/builders.hpp"
 #include "plucker/plucker.hpp"
@@ -283,16 +284,7 @@ TEST(ConstrainedDynamics, RangeSpaceFallsBackToKktNearASingularConfiguration) {
 TEST(ConstrainedDynamics, LoopAcrossARigidConnectionHasRankZero) {
   // A weld loop joint between a body and its child on a fixed tree joint: every row of L is zero
   // (rank 0); all methods return the tree's forward dynamics and lambda = 0.
-  Model m = build_chain(3);
-  const RigidBodyInertia I = RigidBodyInertia::from_mass_com_inertia(0.5, Vec3(0.1, 0, 0), Mat3::Identity() * 1e-3);
-  const int tip = m.add_body(3, JointFixed{}, Transform::translation(Vec3(0.2, 0, 0)), I, "tip", "tip_fixed");
-  LoopJoint weld;
-  weld.name = "weld";
-  weld.type = LoopJointType::Fixed;
-  weld.predecessor = 3;
-  weld.successor = tip;
-  weld.X_predecessor = Transform::translation(Vec3(0.2, 0, 0));
-  m.add_loop_joint(weld);
+  const Model m = plucker::test::chain_with_redundant_weld();
   Data d(m);
   std::mt19937_64 rng(6);
   const VecX q = randn(rng, 3), v = randn(rng, 3), tau = randn(rng, 3);
