@@ -26,6 +26,9 @@ void usage() {
          "  --batch     rnea/crba/aba_batch states per second, 1 and 2 threads: <out>/batch.json\n"
          "  --fd        every forward-dynamics method vs N, chains and trees: <out>/fd_timing.json\n"
          "  --fd_accuracy   every forward-dynamics method vs a long-double reference: <out>/fd_accuracy.json\n"
+         "  --dca_accuracy  aba and the divide-and-conquer algorithm vs a quad reference, N = 4..1024:\n"
+         "                  <out>/dca_accuracy.json\n"
+         "  --dca_timing    divide-and-conquer algorithm, 1 and 2 threads, vs the ABA: <out>/dca_timing.json\n"
          "  --large=N   load an N-link chain URDF, time and memory of load, Data, RNEA, ABA: <out>/large_model.json\n"
          "  --fd_ops=MODEL,METHOD,K   run forward_dynamics K times and exit (op counting under valgrind)\n";
 }
@@ -52,7 +55,7 @@ int main(int argc, char** argv) {
   Options opt;
   opt.out = plucker_bench::default_out_dir();
   std::vector<char*> rest = {argv[0]};
-  bool user_filter = false, user_interleave = false, fd_accuracy = false;
+  bool user_filter = false, user_interleave = false, fd_accuracy = false, dca_accuracy = false, dca_timing = false;
   int large = 0;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
@@ -69,6 +72,10 @@ int main(int argc, char** argv) {
       return plucker_bench::run_fd_ops(value("--fd_ops="));
     else if (a == "--fd_accuracy")
       fd_accuracy = true;
+    else if (a == "--dca_accuracy")
+      dca_accuracy = true;
+    else if (a == "--dca_timing")
+      dca_timing = true;
     else if (a.rfind("--large=", 0) == 0)
       large = std::atoi(value("--large=").c_str());
     else if (a.rfind("--reps=", 0) == 0)
@@ -91,6 +98,8 @@ int main(int argc, char** argv) {
     }
   }
   if (fd_accuracy) return plucker_bench::run_fd_accuracy(opt.out, opt.models);
+  if (dca_accuracy) return plucker_bench::run_dca_accuracy(opt.out, opt.models);
+  if (dca_timing) return plucker_bench::run_dca_timing(opt);
   if (large) return plucker_bench::run_large_model(large, opt.out);
   std::string filter = mode_filter(opt.mode);
   if (!user_filter) rest.push_back(filter.data());

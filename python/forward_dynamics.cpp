@@ -10,6 +10,7 @@ namespace {
 
 PyObject* g_fd_choice_type = nullptr;  // namedtuple ForwardDynamicsChoice(method, reason)
 PyObject* g_cg_result_type = nullptr;  // namedtuple ConjugateGradientResult(x, iterations, residual)
+PyObject* g_dca_cost_type = nullptr;   // namedtuple DcaCost(levels, max_handles, total, critical_path, kinematics)
 
 py::array_t<double> fd_crba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, ForceDict f_ext,
                                const std::string& frame) {
@@ -23,13 +24,29 @@ py::array_t<double> fd_crba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike t
 }
 
 py::array_t<double> forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, const std::string& method,
-                                        ForceDict f_ext, const std::string& frame) {
-  const plucker::ForwardDynamicsMethod meth = plucker::parse_forward_dynamics_method(method);
+                                        ForceDict f_ext, const std::string& frame, int threads) {
+  using Method = plucker::ForwardDynamicsMethod;
+  const Method meth = plucker::parse_forward_dynamics_method(method);
+  const bool dca = meth == Method::Dca || meth == Method::DcaAccurate;
+  if (threads < 1) value_error("forward_dynamics: threads must be at least 1, got " + std::to_string(threads));
+  if (threads != 1 && !dca)
+    value_error("forward_dynamics: threads applies to the methods 'dca' and 'dca_accurate' only, not '" + method + "'");
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
   const ReferenceFrame rf = frame_arg(frame);
   const std::vector<Force> f = forces_arg(m, f_ext, rf);
-  return call({&qa, &va, &ta},
-              [&] { return vec_out(plucker::forward_dynamics(m.model(), m.data(), qa, va, ta, meth, f, rf)); });
+  return call({&qa, &va, &ta}, [&] {
+    if (dca)
+      return vec_out(plucker::forward_dynamics_dca(
+          m.model(), m.data(), qa, va, ta,
+          meth == Method::Dca ? plucker::DcaVariant::Basic : plucker::DcaVariant::Accurate, threads, f, rf));
+    return vec_out(plucker::forward_dynamics(m.model(), m.data(), qa, va, ta, meth, f, rf));
+  });
+}
+
+plucker::DcaVariant dca_variant_arg(const std::string& variant) {
+  if (variant == "basic") return plucker::DcaVariant::Basic;
+  if (variant == "accurate") return plucker::DcaVariant::Accurate;
+  value_error("dca_cost: variant must be 'basic' or 'accurate', got '" + variant + "'");
 }
 
 py::object solve_cg_py(PyModel& m, ArrayLike q, ArrayLike b, bool preconditioned, double tolerance,
@@ -74,15 +91,18 @@ void bind_forward_dynamics(py::module_& mod) {
                   "The result of solve_conjugate_gradient: the solution x, the iterations done, the relative\n"
                   "residual |b - M x| / |b| and the backward error |b - M x| / (|M| |x| + |b|) at exit.");
   mod.def("forward_dynamics", &forward_dynamics_py, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"),
-          py::arg("method") = "auto", py::arg("f_ext") = py::none(), py::arg("frame") = "world",
+          py::arg("method") = "auto", py::arg("f_ext") = py::none(), py::arg("frame") = "world", py::arg("threads") = 1,
           (std::string("Forward dynamics qdd = FD(q, v, tau) by any method of FORWARD_DYNAMICS_METHODS:\n"
                        "'aba' (articulated-body algorithm, O(N)), 'crba_cholesky' (CRBA + dense Cholesky),\n"
                        "'crba_ltdl' (CRBA + LTDL on the tree's sparsity), 'direct_cholesky' / 'symmetry_cholesky'\n"
                        "(M by the direct / symmetry-based method + dense Cholesky), 'cg' / 'pcg' (conjugate\n"
                        "gradient on O(N) products M y, plain / preconditioned by diag(H R H*)), 'innovations'\n"
                        "(M = [I + H phi K] D [I + H phi K]*, two O(N) triangular sweeps), 'minv' (M^-1 from\n"
-                       "its operator form times tau - C), 'auto' (see forward_dynamics_choice). Raises ValueError\n"
-                       "for an unknown method and plucker.SingularError naming the joint where M is singular.\n") +
+                       "its operator form times tau - C), 'dca' / 'dca_accurate' (Featherstone's divide-and-conquer\n"
+                       "algorithm, world-frame / body-frame handle equations, docs/dca.md; threads=k runs each\n"
+                       "level of its assembly tree on k threads), 'auto' (see forward_dynamics_choice). Raises\n"
+                       "ValueError for an unknown method (or threads != 1 with another method) and\n"
+                       "plucker.SingularError naming the joint where M is singular.\n") +
            f_ext_doc)
               .c_str());
   mod.def(
@@ -95,6 +115,22 @@ void bind_forward_dynamics(py::module_& mod) {
       py::arg("model"),
       "ForwardDynamicsChoice(method, reason): the method that forward_dynamics(method='auto') runs\n"
       "on this model ('aba' or 'crba_ltdl', by predicted time from the topology) and why.");
+  g_dca_cost_type = named_tuple(
+      mod, "DcaCost", py::make_tuple("levels", "max_handles", "total", "critical_path", "kinematics"),
+      "The assembly tree of forward_dynamics(method='dca...') and its floating-point operations (see dca_cost).");
+  mod.def(
+      "dca_cost",
+      [](const PyModel& m, const std::string& variant) {
+        const plucker::DcaCost c = plucker::dca_cost(m.model(), dca_variant_arg(variant));
+        return py::reinterpret_borrow<py::object>(g_dca_cost_type)(c.levels, c.max_handles, c.total, c.critical_path,
+                                                                   c.kinematics);
+      },
+      py::arg("model"), py::arg("variant") = "accurate",
+      "DcaCost(levels, max_handles, total, critical_path, kinematics) of the divide-and-conquer\n"
+      "algorithm on this model: the height of its assembly tree, the most handles on a subassembly,\n"
+      "and the multiplications + additions of one call: in all, on the longest chain of dependent\n"
+      "steps (the time on unboundedly many processors), and in the serial pass of poses and velocities\n"
+      "that precedes them. variant: 'basic' or 'accurate'.");
   mod.def(
       "mass_matrix_newton_euler",
       [](PyModel& m, ArrayLike q) {

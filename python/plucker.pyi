@@ -16,6 +16,14 @@ class ConjugateGradientResult(NamedTuple):
 
 class ConvergenceError(ArithmeticError): ...
 
+class DcaCost(NamedTuple):
+    """The assembly tree of forward_dynamics(method='dca...') and its floating-point operations (see dca_cost)."""
+    levels: Any
+    max_handles: Any
+    total: Any
+    critical_path: Any
+    kinematics: Any
+
 FORWARD_DYNAMICS_METHODS: tuple
 
 class ForwardDynamicsChoice(NamedTuple):
@@ -172,9 +180,11 @@ def crba_batch(model: Model, Q: numpy.typing.ArrayLike, threads: int = 0) -> num
 
 def crba_batch_packed(model: Model, Q: numpy.typing.ArrayLike, threads: int = 0) -> numpy.typing.NDArray[numpy.float64]: ...
 
+def dca_cost(model: Model, variant: str = 'accurate') -> object: ...
+
 def difference(model: Model, q0: numpy.typing.ArrayLike, q1: numpy.typing.ArrayLike) -> numpy.typing.NDArray[numpy.float64]: ...
 
-def forward_dynamics(model: Model, q: numpy.typing.ArrayLike, v: numpy.typing.ArrayLike, tau: numpy.typing.ArrayLike, method: str = 'auto', f_ext: Optional[Dict[str, numpy.typing.ArrayLike]] = None, frame: str = 'world') -> numpy.typing.NDArray[numpy.float64]: ...
+def forward_dynamics(model: Model, q: numpy.typing.ArrayLike, v: numpy.typing.ArrayLike, tau: numpy.typing.ArrayLike, method: str = 'auto', f_ext: Optional[Dict[str, numpy.typing.ArrayLike]] = None, frame: str = 'world', threads: int = 1) -> numpy.typing.NDArray[numpy.float64]: ...
 
 def forward_dynamics_choice(model: Model) -> object: ...
 

@@ -10,7 +10,8 @@
 // order eps (|tau| + |C|). The agreement check is therefore
 //   |qdd - qdd_ref| <= c cond(M) eps (|qdd_ref| + (|tau| + |C|) / lambda_max(M)),  c = kC = 10,
 // (2-norms) with cond(M) = lambda_max / lambda_min from an eigen-solve of the CRBA's M; the largest
-// observed c over every model, method and state is about 0.5. Conjugate
+// observed c over every model, method and state is about 0.5 (about 1 for dca_accurate; the basic
+// "dca" has its own constant, kCDcaBasic below). Conjugate
 // gradient stops on a relative residual rho = |r| / |b| <= 1e-14 (or after 10 nv iterations), and
 // its forward error is bounded by cond(M) rho instead: eps is replaced by max(eps, rho) for cg and
 // pcg. PLUCKER_TEST_VERBOSE=1 prints the worst observed err / tol per check.
@@ -34,6 +35,12 @@ using namespace plucker::test;
 using Method = ForwardDynamicsMethod;
 
 constexpr double kC = 10.0;  // the constant c of the agreement bound above
+// The basic divide-and-conquer algorithm (world-frame handle equations, docs/dca.md) is the
+// exception: its error grows with the world-frame lever arms, not with cond(M) alone; its largest
+// observed c is about 100 (quadruped_fixed), so it is held to c = 1e3. dca_accurate keeps kC
+// (observed c below 1).
+constexpr double kCDcaBasic = 1e3;
+double method_c(ForwardDynamicsMethod m) { return m == ForwardDynamicsMethod::Dca ? kCDcaBasic : kC; }
 constexpr int kStates = 3;
 
 struct ModelCase {
@@ -143,7 +150,7 @@ TEST_P(ForwardDynamicsFamily, EveryMethodAgreesWithAbaAndDenseSolve) {
       }
       for (const VecX* ref : {&qdd_aba, &dense}) {
         const double err = (qdd - *ref).norm();
-        const double tol = kC * sp.cond() * eps * (ref->norm() + scale);
+        const double tol = method_c(m) * sp.cond() * eps * (ref->norm() + scale);
         logs[m]->add(err, tol, at(name, s));
         EXPECT_LE(err, tol) << at(name, s) << " " << to_string(m) << " vs " << (ref == &dense ? "dense" : "aba")
                             << ": cond(M) = " << sp.cond();
@@ -171,7 +178,7 @@ TEST_P(ForwardDynamicsFamily, ExternalForcesAgreeWithAba) {
       double eps = kEps;
       if (m == Method::ConjugateGradient || m == Method::PreconditionedCG)
         eps = std::max(eps, data.cg.relative_residual);
-      EXPECT_LE((qdd - ref).norm(), kC * sp.cond() * eps * (ref.norm() + (tau.norm() + C.norm()) / sp.max))
+      EXPECT_LE((qdd - ref).norm(), method_c(m) * sp.cond() * eps * (ref.norm() + (tau.norm() + C.norm()) / sp.max))
           << name << " " << to_string(m);
     }
   }
@@ -424,8 +431,8 @@ TEST(JsimFactorisation, CostFormulasFollowTheTopology) {
 
 TEST(ForwardDynamicsMethods, NamesRoundTrip) {
   const std::vector<std::string> expected = {
-      "aba",         "crba_cholesky", "crba_ltdl", "direct_cholesky", "symmetry_cholesky", "cg", "pcg",
-      "innovations", "minv",          "auto"};
+      "aba", "crba_cholesky", "crba_ltdl", "direct_cholesky", "symmetry_cholesky", "cg", "pcg", "innovations", "minv",
+      "dca", "dca_accurate",  "auto"};
   ASSERT_EQ(forward_dynamics_methods().size(), expected.size());
   for (std::size_t k = 0; k < expected.size(); ++k) {
     EXPECT_EQ(to_string(forward_dynamics_methods()[k]), expected[k]);

@@ -1,5 +1,6 @@
 // One entry point for every forward-dynamics method (forward_dynamics.hpp), and the choice that
 // `auto` makes from the model's topology.
+#include <algorithm>
 #include <array>
 #include <cstdio>
 
@@ -10,7 +11,7 @@ namespace {
 
 using Method = ForwardDynamicsMethod;
 
-constexpr std::array<Method, 10> kMethods = {Method::Aba,
+constexpr std::array<Method, 12> kMethods = {Method::Aba,
                                              Method::CrbaCholesky,
                                              Method::CrbaLtdl,
                                              Method::DirectCholesky,
@@ -19,10 +20,12 @@ constexpr std::array<Method, 10> kMethods = {Method::Aba,
                                              Method::PreconditionedCG,
                                              Method::Innovations,
                                              Method::Minv,
+                                             Method::Dca,
+                                             Method::DcaAccurate,
                                              Method::Auto};
-constexpr std::array<std::string_view, 10> kNames = {
-    "aba",         "crba_cholesky", "crba_ltdl", "direct_cholesky", "symmetry_cholesky", "cg", "pcg",
-    "innovations", "minv",          "auto"};
+constexpr std::array<std::string_view, 12> kNames = {
+    "aba", "crba_cholesky", "crba_ltdl", "direct_cholesky", "symmetry_cholesky", "cg", "pcg", "innovations", "minv",
+    "dca", "dca_accurate",  "auto"};
 
 // ---- Auto: predicted time of the two candidates, ns ----
 // The features are the terms of the cost formulas: bodies, DoFs, sum over the joints of nv_j^2
@@ -56,6 +59,10 @@ Features features(const Model& model) {
 constexpr double kAbaConst = 0, kAbaPerBody = 138.2, kAbaPerDof = 105.6, kAbaPerJointDof2 = 0;
 constexpr double kLtdlConst = 25.78, kLtdlPerBody = 276.3, kLtdlPerDof = 0, kLtdlPerJointDof2 = 0.8196,
                  kLtdlPerDepth = 12.33, kLtdlPerMul = 0.3315, kLtdlPerDof2 = 0.3154;
+
+// The divide-and-conquer algorithm on one thread (Accurate): ns per operation of dca_cost (total
+// plus the kinematics pass), fitted to bench/dca_study.py's one-thread times (docs/dca.md).
+constexpr double kDcaConst = 0, kDcaPerOp = 0.5;
 
 double predict_aba(const Features& f) {
   return kAbaConst + kAbaPerBody * f.bodies + kAbaPerDof * f.dofs + kAbaPerJointDof2 * f.joint_dof2;
@@ -98,8 +105,12 @@ ForwardDynamicsChoice forward_dynamics_choice(const Model& model) {
   ForwardDynamicsChoice c;
   c.predicted_ns_aba = predict_aba(f);
   c.predicted_ns_crba_ltdl = predict_crba_ltdl(f);
+  const DcaCost dca = dca_cost(model, DcaVariant::Accurate);
+  c.predicted_ns_dca = kDcaConst + kDcaPerOp * static_cast<double>(dca.total + dca.kinematics);
   c.method = c.predicted_ns_crba_ltdl < c.predicted_ns_aba ? Method::CrbaLtdl : Method::Aba;
-  const double chain_depth_sum = f.dofs * (f.dofs - 1) / 2;  // an unbranched chain of the same nv
+  const double best = std::min(c.predicted_ns_aba, c.predicted_ns_crba_ltdl);
+  if (c.predicted_ns_dca < best) c.method = Method::DcaAccurate;  // not seen on any model (docs/dca.md)
+  const double chain_depth_sum = f.dofs * (f.dofs - 1) / 2;       // an unbranched chain of the same nv
   char buf[512];
   std::snprintf(buf, sizeof buf,
                 "%s: predicted %.0f ns for aba vs %.0f ns for crba_ltdl (nv = %.0f, %.0f bodies; branch-induced "
@@ -109,6 +120,12 @@ ForwardDynamicsChoice forward_dynamics_choice(const Model& model) {
                 f.bodies, f.depth_sum, chain_depth_sum > 0 ? 100.0 * f.depth_sum / chain_depth_sum : 100.0,
                 chain_depth_sum, f.ltdl_mul, static_cast<double>(dense_cholesky_cost(model.nv()).factor_mul));
   c.reason = buf;
+  std::snprintf(buf, sizeof buf,
+                "; dca_accurate on one thread: predicted %.0f ns (%lld operations; %d levels, critical path %lld "
+                "operations: its threads=k evaluation needs k > %.0f processors to beat the serial aba)",
+                c.predicted_ns_dca, dca.total + dca.kinematics, dca.levels, dca.critical_path,
+                c.predicted_ns_dca / std::max(c.predicted_ns_aba, 1.0));
+  c.reason += buf;
   return c;
 }
 
@@ -134,6 +151,10 @@ const VecX& forward_dynamics(const Model& model, Data& data, const Eigen::Ref<co
     case Method::CrbaCholesky:
       return f_ext.empty() ? forward_dynamics_crba(model, data, q, v, tau)
                            : forward_dynamics_crba(model, data, q, v, tau, f_ext, frame);
+    case Method::Dca:
+    case Method::DcaAccurate:
+      return forward_dynamics_dca(model, data, q, v, tau,
+                                  method == Method::Dca ? DcaVariant::Basic : DcaVariant::Accurate, 1, f_ext, frame);
     default:
       break;
   }

@@ -34,7 +34,8 @@ enum class Slot : int {
   ConstrainedDerivatives,
   Global,
   Contact,
-  Last = Contact
+  Dca,
+  Last = Dca
 };
 static_assert(static_cast<int>(Slot::Last) < kWorkspaceSlots);
 

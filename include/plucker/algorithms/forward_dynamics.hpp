@@ -150,6 +150,49 @@ const MatX& minv(const Model& model, Data& data, const Eigen::Ref<const VecX>& q
 const MatX& mass_matrix_newton_euler(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
 
 // ============================================================================================
+// The divide-and-conquer class: O(log N) depth on O(N) processors (Featherstone 1999, DCA)
+// ============================================================================================
+
+/// Which coordinates the divide-and-conquer algorithm writes each handle's equation in.
+///   Basic:    one frame for every handle, the world frame (the presentation of Featherstone
+///             1999 part 1): a body far from the origin has inverse inertias with entries that
+///             grow as its distance squared.
+///   Accurate: each handle in the frame of the body its joint moves (the ABA's body
+///             coordinates): the assembly formula is unchanged, the leaves and joint subspaces
+///             are expressed locally. docs/dca.md gives the measured difference.
+enum class DcaVariant : int { Basic, Accurate };
+
+/// qdd = FD(q, v, tau) by the divide-and-conquer algorithm (docs/dca.md): every body starts as a
+/// subassembly with the articulated-body equation a_i = sum_j Phi_ij f_j + b_i over its handles
+/// (the joints that connect it to the rest); the assembly formula joins two subassemblies across
+/// a joint by solving for the joint's constraint force, along a balanced binary assembly tree
+/// (the joint that splits a subassembly most evenly is assembled last); a disassembly pass from
+/// the root gives every joint force and acceleration. With threads > 1 each level of the
+/// assembly tree runs on a pool of that many threads (kept in data, started on the first call
+/// with that count). f_ext and frame as in aba. Kinematic trees only (a model with loop joints
+/// is solved as its spanning tree, as by forward_dynamics). Every body of nonzero velocity index
+/// must have a positive-definite spatial inertia (the leaves are inverse inertias): a singular
+/// body inertia gives SingularError naming the joint when M is singular, and ModelError naming
+/// the body otherwise. No heap allocation once warm (with threads fixed). Returns data.qdd.
+const VecX& forward_dynamics_dca(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
+                                 const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
+                                 DcaVariant variant = DcaVariant::Accurate, int threads = 1, ExternalForces f_ext = {},
+                                 ReferenceFrame frame = ReferenceFrame::World);
+
+/// The assembly tree of a model and the floating-point operations of one forward_dynamics_dca
+/// call (multiplications + additions of the dense 6x6 operations as implemented, counted per
+/// node from its handle count and joint DoF): `total` over every node, `critical_path` the most
+/// on any chain of dependent nodes (leaf -> root in the assembly, root -> leaf in the
+/// disassembly): the time on unboundedly many processors. `kinematics` is the serial O(N) pass of
+/// poses, velocities and bias forces that precedes them (serial in this implementation).
+struct DcaCost {
+  int levels = 0;       ///< height of the assembly tree (levels run in parallel)
+  int max_handles = 0;  ///< most handles on any subassembly
+  long long total = 0, critical_path = 0, kinematics = 0;
+};
+DcaCost dca_cost(const Model& model, DcaVariant variant = DcaVariant::Accurate);
+
+// ============================================================================================
 // One entry point
 // ============================================================================================
 
@@ -163,6 +206,8 @@ enum class ForwardDynamicsMethod : int {
   PreconditionedCG,   ///< "pcg": conjugate gradient preconditioned by diag(H R H*)
   Innovations,        ///< "innovations": innovations factorisation, two triangular recursions
   Minv,               ///< "minv": qdd = M^-1 (tau - C) with M^-1 from minv
+  Dca,                ///< "dca": divide-and-conquer algorithm, DcaVariant::Basic, one thread
+  DcaAccurate,        ///< "dca_accurate": divide-and-conquer algorithm, DcaVariant::Accurate
   Auto,               ///< "auto": the method forward_dynamics_choice picks for the model
 };
 
@@ -183,11 +228,13 @@ const VecX& forward_dynamics(const Model& model, Data& data, const Eigen::Ref<co
 
 /// Which method Auto runs on this model, and why: the ABA and CRBA + LTDL are the two candidates
 /// (the other methods never beat both), compared by predicted time from the cost formulas (the
-/// sums of DoF depths of ltdl_cost) with per-operation constants calibrated by measurement.
+/// sums of DoF depths of ltdl_cost) with per-operation constants calibrated by measurement. The
+/// divide-and-conquer algorithm is considered too: its one-thread time predicted from dca_cost's
+/// operation count (it is never the fastest on one thread: Auto runs one thread; docs/dca.md).
 struct ForwardDynamicsChoice {
   ForwardDynamicsMethod method = ForwardDynamicsMethod::Aba;
   std::string reason;
-  double predicted_ns_aba = 0.0, predicted_ns_crba_ltdl = 0.0;
+  double predicted_ns_aba = 0.0, predicted_ns_crba_ltdl = 0.0, predicted_ns_dca = 0.0;
 };
 ForwardDynamicsChoice forward_dynamics_choice(const Model& model);
 
