@@ -108,7 +108,9 @@ int run_dca_timing(const Options& opt) {
     std::string more;  // the other thread counts of PLUCKER_DCA_THREADS
     for (int t : extra_threads) {
       const double ns = t == 1 ? acc1 : t == 2 ? acc2 : dca(DcaVariant::Accurate, t);
-      more += (more.empty() ? "" : ", ") + ("\"" + std::to_string(t) + "\": " + std::to_string(ns));
+      char entry[64];
+      std::snprintf(entry, sizeof entry, "%s\"%d\": %.1f", more.empty() ? "" : ", ", t, ns);
+      more += entry;
       std::printf("    %s dca_accurate %2d threads: %10.0f ns (aba / dca %.2f)\n", dm.name.c_str(), t, ns, aba / ns);
     }
     const plucker::DcaCost cost = plucker::dca_cost(model);

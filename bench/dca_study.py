@@ -74,7 +74,7 @@ def accuracy(rows):
             if (fam, n, "aba") not in worst:
                 continue
             a, b, c = (worst[(fam, n, m)] for m in ("aba", "dca", "dca_accurate"))
-            print(f"| {fam} | {n} | {worst[(fam, n)]:.2e} | {a:.1e} | {b:.1e} | {c:.1e} | {b / a:.0f} | {c / a:.1f} |")
+            print(f"| {fam} | {n} | {worst[(fam, n)]:.2e} | {a:.1e} | {b:.1e} | {c:.1e} | {b / a:.0f} | {c / a:.2g} |")
 
 
 def parallel(rows):

@@ -408,6 +408,11 @@ def main():
           ", far more than N: in floating point, conjugate gradient on an ill-conditioned M does not finish in "
           "N steps (in exact arithmetic it would).\n")
 
+    w("## The divide-and-conquer algorithm\n")
+    w("`dca` and `dca_accurate` (Featherstone 1999, with `threads=k`) are not in these tables: their study (accuracy "
+      "up to 1024 bodies against the same quadruple-precision reference, operation counts of the critical path, "
+      "2-thread timings) is in [dca.md](dca.md) (`bench/dca_study.py`).\n")
+
     path = os.path.join(DOCS, "forward_dynamics.md")
     with open(path, "w") as f:
         f.write("\n".join(L) + "\n")

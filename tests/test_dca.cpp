@@ -14,6 +14,7 @@
 
 #include <cmath>
 
+#include "alloc_count.hpp"
 #include "dynamics_test_support.hpp"
 
 namespace {
@@ -182,6 +183,21 @@ TEST(Dca, BodiesOfSingularInertia) {
         }
       }
     }
+    // The root's solve for the cancelling forces allocates nothing once warm either.
+#ifdef PLUCKER_COUNT_ALLOCATIONS
+    {
+      const Model model = floating_massless_base();
+      Data data(model);
+      Rng rng(704);
+      const VecX q = random_configuration(model, rng), v = random_vector(model.nv(), rng),
+                 tau = random_vector(model.nv(), rng);
+      for (int threads : {1, 2}) {
+        forward_dynamics_dca(model, data, q, v, tau, variant, threads);
+        EXPECT_EQ(alloc_count::allocations([&] { forward_dynamics_dca(model, data, q, v, tau, variant, threads); }), 0)
+            << "threads " << threads;
+      }
+    }
+#endif
     // Joints 2 and 3 move a massless subtree: SingularError naming joint3 (the ABA's pivot, leaves first).
     const Model model = chain_with_massless_middle(true);
     Data data(model);

@@ -82,6 +82,35 @@ bool invert_spd(const Mat6& A, Mat6& A_inv) {
   return true;
 }
 
+/// An orthonormal basis of the null space of S^T (6 x (6 - d)): the unit vectors S does not use
+/// when S's columns are unit vectors (exact), else the last left singular vectors of S.
+Mat6x null_space(const Mat6x& S) {
+  const int d = static_cast<int>(S.cols());
+  bool unit = true;
+  std::array<bool, 6> used{};
+  for (int k = 0; k < d && unit; ++k) {
+    int row = -1;
+    for (int r = 0; r < 6; ++r) {
+      if (S(r, k) == 1.0 && row < 0)
+        row = r;
+      else if (S(r, k) != 0.0)
+        unit = false;
+    }
+    if (row < 0) unit = false;
+    if (unit) used[row] = true;
+  }
+  Mat6x T(6, 6 - d);
+  if (unit) {
+    int col = 0;
+    for (int r = 0; r < 6; ++r)
+      if (!used[r]) T.col(col++) = Vec6::Unit(r);
+  } else {
+    Eigen::JacobiSVD<Eigen::MatrixXd> svd(Eigen::MatrixXd(S), Eigen::ComputeFullU);
+    T = svd.matrixU().rightCols(6 - d);
+  }
+  return T;
+}
+
 /// A barrier for the threads of one pool run: spins briefly (a level's work is microseconds), then
 /// waits on the atomic (a futex: no CPU burnt while another thread of an oversubscribed machine
 /// runs).
@@ -150,11 +179,17 @@ struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
     g = o.g;
     zeta = o.zeta;
     Sd_world = o.Sd_world;
+    X_align = o.X_align;
+    aligned = o.aligned;
+    S_hf = o.S_hf;
+    Sd_hf = o.Sd_hf;
+    T_hf = o.T_hf;
     dI = o.dI;
     regularised = o.regularised;
     p_dI = o.p_dI;
     root_A = o.root_A;
     root_rhs = o.root_rhs;
+    root_f = o.root_f;
     root_lu = o.root_lu;
   }
 
@@ -175,6 +210,7 @@ struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
   std::vector<Force> p_dI;            ///< per body: v_i x* dI v_i (body coordinates)
   MatX root_A;                        ///< 1 - D Phi^root (6m x 6m)
   VecX root_rhs;                      ///< D b^root + p (6m)
+  VecX root_f;                        ///< the cancelling forces (6m)
   Eigen::PartialPivLU<MatX> root_lu;  ///< its factors
   std::vector<int> h_begin;           ///< node's handles at [h_begin[node], h_begin[node + 1]) of the flat arrays
   std::vector<int> h_joint;           ///< per handle slot: the joint
@@ -186,14 +222,21 @@ struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
   std::vector<int> level_begin, level_nodes;   ///< joint nodes by height (level_begin[h - 1] ..)
   std::vector<Mat6> I_inv;                     ///< per body: I_i^-1 in body coordinates
   std::vector<Mat6x> S_body, Sd_body, T_body;  ///< per joint: S, S (S^T S)^-1, null(S^T), body coordinates
-  std::vector<Mat6> phi;                       ///< Phi blocks of every node
-  std::vector<Vec6> bias, force;               ///< per handle slot: b_i; f_i (disassembly)
-  std::vector<Transform> X_base;               ///< i_X_0
-  std::vector<Motion> c;                       ///< c_i = v_i x S_i qd_i (body coordinates)
-  std::vector<Force> p;                        ///< p_i = v_i x* I_i v_i - f^x_i (body coordinates)
-  std::vector<Mat6> Phi_joint, Y;              ///< per joint: Phi^A_kk + Phi^B_kk; Y
-  std::vector<Vec6> g, zeta;                   ///< per joint
-  std::vector<Mat6x> Sd_world;                 ///< per joint: Sd in world coordinates (Basic)
+  /// Accurate: the handle frame of joint k is the body frame turned by X_align[k] (a rotation) so
+  /// that the joint's axis is z when its columns are [alpha a; beta a] for one axis a (revolute,
+  /// prismatic, helical, cylindrical about a general axis): S, Sd, T are then exact in S_hf, Sd_hf,
+  /// T_hf. aligned[k] is 0 where X_align is the identity.
+  std::vector<Transform> X_align;
+  std::vector<char> aligned;
+  std::vector<Mat6x> S_hf, Sd_hf, T_hf;
+  std::vector<Mat6> phi;           ///< Phi blocks of every node
+  std::vector<Vec6> bias, force;   ///< per handle slot: b_i; f_i (disassembly)
+  std::vector<Transform> X_base;   ///< i_X_0
+  std::vector<Motion> c;           ///< c_i = v_i x S_i qd_i (body coordinates)
+  std::vector<Force> p;            ///< p_i = v_i x* I_i v_i - f^x_i (body coordinates)
+  std::vector<Mat6> Phi_joint, Y;  ///< per joint: Phi^A_kk + Phi^B_kk; Y
+  std::vector<Vec6> g, zeta;       ///< per joint
+  std::vector<Mat6x> Sd_world;     ///< per joint: Sd in world coordinates (Basic)
 
   // Threads (made by the first call with a thread count > 1).
   int threads = 1;
@@ -212,6 +255,11 @@ DcaWorkspace::DcaWorkspace(const Model& model) : n(model.nbodies()) {
   Sd_body.resize(static_cast<std::size_t>(n));
   T_body.resize(static_cast<std::size_t>(n));
   Sd_world.resize(static_cast<std::size_t>(n));
+  X_align.assign(static_cast<std::size_t>(n), Transform());
+  aligned.assign(static_cast<std::size_t>(n), 0);
+  S_hf.resize(static_cast<std::size_t>(n));
+  Sd_hf.resize(static_cast<std::size_t>(n));
+  T_hf.resize(static_cast<std::size_t>(n));
   for (int i = 1; i < n; ++i) {
     if (!invert_spd(model.inertia(i).matrix(), I_inv[i])) {
       if (singular_body < 0) singular_body = i;
@@ -227,31 +275,37 @@ DcaWorkspace::DcaWorkspace(const Model& model) : n(model.nbodies()) {
       }
       S_body[i] = S;
       Sd_body[i] = d > 0 ? Mat6x(S * (S.transpose() * S).inverse()) : Mat6x(6, 0);
-      // T: the unit vectors S does not use when S's columns are unit vectors (exact), else the
-      // left singular vectors of the null space of S^T.
-      bool unit = true;
-      std::array<bool, 6> used{};
-      for (int k = 0; k < d && unit; ++k) {
-        int row = -1;
-        for (int r = 0; r < 6; ++r) {
-          if (S(r, k) == 1.0 && row < 0)
-            row = r;
-          else if (S(r, k) != 0.0)
-            unit = false;
+      T_body[i] = null_space(S);
+      // One axis a for every column ([alpha a; beta a]): turn a to z, and S becomes exact.
+      Vec3 a = Vec3::Zero();
+      bool one_axis = d > 0 && d <= 2;
+      for (int k = 0; k < d && one_axis; ++k)
+        for (const Vec3& part : {Vec3(S.col(k).head<3>()), Vec3(S.col(k).tail<3>())}) {
+          if (part.norm() == 0.0) continue;
+          if (a.norm() == 0.0)
+            a = part.normalized();
+          else if (a.cross(part).norm() > 1e-15 * part.norm())
+            one_axis = false;
         }
-        if (row < 0) unit = false;
-        if (unit) used[row] = true;
-      }
-      Mat6x T(6, 6 - d);
-      if (unit) {
-        int col = 0;
-        for (int r = 0; r < 6; ++r)
-          if (!used[r]) T.col(col++) = Vec6::Unit(r);
+      const bool unit_columns = T_body[i].cols() == 0 || (T_body[i].array() == 0.0 || T_body[i].array() == 1.0).all();
+      if (one_axis && !unit_columns) {
+        const Eigen::Quaterniond turn = Eigen::Quaterniond::FromTwoVectors(a, Vec3::UnitZ());
+        X_align[i] = Transform(turn.toRotationMatrix(), Vec3::Zero());  // E a = z
+        aligned[i] = 1;
+        Mat6x Sa(6, d);
+        for (int k = 0; k < d; ++k) {  // [alpha z; beta z], exactly
+          Sa.col(k).setZero();
+          Sa(2, k) = a.dot(S.col(k).head<3>());
+          Sa(5, k) = a.dot(S.col(k).tail<3>());
+        }
+        S_hf[i] = Sa;
+        Sd_hf[i] = Mat6x(Sa * (Sa.transpose() * Sa).inverse());
+        T_hf[i] = null_space(Sa);
       } else {
-        Eigen::JacobiSVD<Eigen::MatrixXd> svd(Eigen::MatrixXd(S), Eigen::ComputeFullU);
-        T = svd.matrixU().rightCols(6 - d);
+        S_hf[i] = S;
+        Sd_hf[i] = Sd_body[i];
+        T_hf[i] = T_body[i];
       }
-      T_body[i] = T;
     });
   }
 
@@ -281,6 +335,7 @@ DcaWorkspace::DcaWorkspace(const Model& model) : n(model.nbodies()) {
   const int m6 = 6 * static_cast<int>(regularised.size());
   root_A.setZero(m6, m6);
   root_rhs.setZero(m6);
+  root_f.setZero(m6);
   root_lu = Eigen::PartialPivLU<MatX>(m6);
 
   // ---- the assembly tree: split each connected set of bodies at the joint that halves it ----
@@ -457,6 +512,12 @@ void kinematics_pass(const Model& model, Data& data, DcaWorkspace& ws, const dou
   }
 }
 
+/// Accurate: the transform from the frame of the body on the parent side of joint j to joint j's
+/// handle frame, X_align_j j_X_parent (from body j itself it is X_align_j).
+Transform handle_frame(const DcaWorkspace& ws, const Data& data, int j) {
+  return ws.aligned[j] ? ws.X_align[j] * data.X_up[j] : data.X_up[j];
+}
+
 /// The leaf of body i: its handle equation (Basic: world coordinates; Accurate: handle r in the
 /// frame of the body its joint moves).
 void leaf(const Model& model, const Data& data, DcaWorkspace& ws, int i, bool basic) {
@@ -465,7 +526,8 @@ void leaf(const Model& model, const Data& data, DcaWorkspace& ws, int i, bool ba
   if (i == 0) {                                              // the fixed base: Phi = 0 (infinite inertia), b = a_0
     for (int r = 0; r < h; ++r) {
       for (int s = 0; s < h; ++s) ws.block(i, r, s).setZero();
-      ws.bias[s0 + r] = basic ? a0.vector() : Motion(ops::apply(data.X_up[ws.h_joint[s0 + r]], a0)).vector();
+      const int j = ws.h_joint[s0 + r];
+      ws.bias[s0 + r] = basic ? a0.vector() : Motion(ops::apply(handle_frame(ws, data, j), a0)).vector();
     }
     return;
   }
@@ -487,16 +549,17 @@ void leaf(const Model& model, const Data& data, DcaWorkspace& ws, int i, bool ba
     }
     return;
   }
-  // Handle 0 is joint i (X = 1), then the joints of the children c (X = c_X_i), then the virtual
-  // handle of a regularised body (X = 1).
+  // Handle 0 is joint i (X = X_align_i), then the joints of the children c (X = X_align_c c_X_i),
+  // then the virtual handle of a regularised body (X = 1, the body frame).
+  auto X_of = [&](int j) { return j == i ? ws.X_align[i] : handle_frame(ws, data, j); };
   for (int r = 0; r < h; ++r) {
     const int jr = ws.h_joint[s0 + r];
-    const bool own_r = jr == i || jr == -i;
-    const Mat6 Z = own_r ? ws.I_inv[i] : motions_by(data.X_up[jr], ws.I_inv[i]);  // X_r I^-1
+    const bool body_r = jr == -i || (jr == i && !ws.aligned[i]);
+    const Mat6 Z = body_r ? ws.I_inv[i] : motions_by(X_of(jr), ws.I_inv[i]);  // X_r I^-1
     for (int s = r; s < h; ++s) {
       const int js = ws.h_joint[s0 + s];
-      const bool own_s = js == i || js == -i;
-      Mat6 B = own_s ? Mat6(Z.transpose()) : motions_by(data.X_up[js], Mat6(Z.transpose()));  // X_s (X_r I^-1)^T
+      const bool body_s = js == -i || (js == i && !ws.aligned[i]);
+      Mat6 B = body_s ? Mat6(Z.transpose()) : motions_by(X_of(js), Mat6(Z.transpose()));  // X_s (X_r I^-1)^T
       if (s == r) {
         symmetrize(B);
         ws.block(i, r, r) = B;
@@ -505,7 +568,7 @@ void leaf(const Model& model, const Data& data, DcaWorkspace& ws, int i, bool ba
         ws.block(i, r, s) = B.transpose();
       }
     }
-    ws.bias[s0 + r] = own_r ? b : Motion(ops::apply(data.X_up[jr], Motion(b))).vector();
+    ws.bias[s0 + r] = body_r ? b : Motion(ops::apply(X_of(jr), Motion(b))).vector();
   }
 }
 
@@ -523,9 +586,10 @@ bool assemble(const Model& model, DcaWorkspace& ws, int k, const double* tau, bo
     ws.Sd_world[k] = forces_by_transpose(X, ws.Sd_body[k]);
     Sd = ws.Sd_world[k];
     c = Motion(ops::apply_inverse(X, ws.c[k])).vector();
-  } else {
-    T = ws.T_body[k];
-    Sd = ws.Sd_body[k];
+  } else {  // the handle frame of joint k
+    T = ws.T_hf[k];
+    Sd = ws.Sd_hf[k];
+    if (ws.aligned[k]) c = Motion(ops::apply(ws.X_align[k], ws.c[k])).vector();
   }
   Mat6& Phi = ws.Phi_joint[k];
   Phi = ws.block(A, ia, ia) + ws.block(B, ib, ib);  // Phi = Phi^A_kk + Phi^B_kk
@@ -612,7 +676,7 @@ void disassemble(const Model& model, DcaWorkspace& ws, int k, double* qdd, bool 
   const Vec6 f = ws.g[k] - ws.Y[k] * w;  // f = g - Y sum_j G_j^T f_j
   ws.force[ws.slot_a[k]] = -f;
   ws.force[ws.slot_b[k]] = f;
-  const Mat6x& Sd = basic ? ws.Sd_world[k] : ws.Sd_body[k];
+  const Mat6x& Sd = basic ? ws.Sd_world[k] : ws.Sd_hf[k];
   const int d = static_cast<int>(Sd.cols());
   if (d > 0) {
     const Vec6 Sqdd = ws.Phi_joint[k] * f + w + ws.zeta[k];  // S qdd = Phi f + w + zeta
@@ -649,8 +713,8 @@ bool solve_root(DcaWorkspace& ws, bool basic) {
   const MatX& LU = ws.root_lu.matrixLU();
   for (int k = 0; k < 6 * m; ++k)  // against the size of what cancels: 1 and D Phi's column
     if (!pivot_accepted(std::abs(LU(k, k)), std::max(1.0, ws.root_A.col(k).cwiseAbs().maxCoeff()))) return false;
-  ws.root_rhs = ws.root_lu.solve(ws.root_rhs);
-  for (int r = 0; r < m; ++r) ws.force[s0 + r] = ws.root_rhs.segment<6>(6 * r);
+  ws.root_f = ws.root_lu.solve(ws.root_rhs);  // into its own vector: no temporary
+  for (int r = 0; r < m; ++r) ws.force[s0 + r] = ws.root_f.segment<6>(6 * r);
   return true;
 }
 

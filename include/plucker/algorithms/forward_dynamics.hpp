@@ -158,8 +158,9 @@ const MatX& mass_matrix_newton_euler(const Model& model, Data& data, const Eigen
 ///             1999 part 1): a body far from the origin has inverse inertias with entries that
 ///             grow as its distance squared.
 ///   Accurate: each handle in the frame of the body its joint moves (the ABA's body
-///             coordinates): the assembly formula is unchanged, the leaves and joint subspaces
-///             are expressed locally. docs/dca.md gives the measured difference.
+///             coordinates), turned so that a joint about one general axis turns about z (its
+///             S and T then exact): the assembly formula is unchanged, the leaves and joint
+///             subspaces are expressed locally. docs/dca.md gives the measured difference.
 enum class DcaVariant : int { Basic, Accurate };
 
 /// qdd = FD(q, v, tau) by the divide-and-conquer algorithm (docs/dca.md): every body starts as a
@@ -170,10 +171,11 @@ enum class DcaVariant : int { Basic, Accurate };
 /// the root gives every joint force and acceleration. With threads > 1 each level of the
 /// assembly tree runs on a pool of that many threads (kept in data, started on the first call
 /// with that count). f_ext and frame as in aba. Kinematic trees only (a model with loop joints
-/// is solved as its spanning tree, as by forward_dynamics). Every body of nonzero velocity index
-/// must have a positive-definite spatial inertia (the leaves are inverse inertias): a singular
-/// body inertia gives SingularError naming the joint when M is singular, and ModelError naming
-/// the body otherwise. No heap allocation once warm (with threads fixed). Returns data.qdd.
+/// is solved as its spanning tree, as by forward_dynamics). A body of singular spatial inertia
+/// (massless, a point mass) is given a regularising inertia whose effect is cancelled exactly by a
+/// force solved for at the root; with such bodies the ABA's pivots decide whether M is singular
+/// (SingularError naming the joint). No heap allocation once warm (with threads fixed). Returns
+/// data.qdd.
 const VecX& forward_dynamics_dca(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                                  const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
                                  DcaVariant variant = DcaVariant::Accurate, int threads = 1, ExternalForces f_ext = {},
