@@ -455,7 +455,7 @@ TEST(ForwardDynamicsMethods, AutoRunsTheChosenMethod) {
     EXPECT_GT(choice.predicted_ns_aba, 0.0);
     EXPECT_GT(choice.predicted_ns_crba_ltdl, 0.0);
     // The divide-and-conquer algorithm is considered and never chosen: on one thread its
-    // predicted time (dca_cost's operations) exceeds the ABA's (measured 4-10x, docs/dca.md).
+    // predicted time (dca_cost's operations) exceeds the ABA's (measured 3-9x, docs/dca.md).
     EXPECT_GT(choice.predicted_ns_dca, choice.predicted_ns_aba);
     EXPECT_NE(choice.reason.find("dca_accurate on one thread: predicted"), std::string::npos) << choice.reason;
     Data data(model);

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 
@@ -128,11 +129,18 @@ class Barrier {
       generation_.notify_all();
       return;
     }
-    for (int spins = 0; spins < 4096; ++spins) {
-      if (generation_.load(std::memory_order_acquire) != gen) return;
+    // Spin for up to ThreadPool::kSpin, yielding every 64 polls (as the pool's workers do), then
+    // sleep on the futex.
+    const auto deadline = std::chrono::steady_clock::now() + ThreadPool::kSpin;
+    for (;;) {
+      for (int spins = 0; spins < 64; ++spins) {
+        if (generation_.load(std::memory_order_acquire) != gen) return;
 #if defined(__x86_64__) || defined(__i386__)
-      _mm_pause();
+        _mm_pause();
 #endif
+      }
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      std::this_thread::yield();
     }
     while (generation_.load(std::memory_order_acquire) == gen) generation_.wait(gen, std::memory_order_acquire);
   }
@@ -241,8 +249,9 @@ struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
   // Threads (made by the first call with a thread count > 1).
   int threads = 1;
   std::unique_ptr<ThreadPool> pool;
-  std::vector<std::vector<int>> mine;  ///< per thread: its subtrees' nodes, children before parents
-  std::vector<int> top;                ///< the joint nodes above the subtrees, children before parents
+  std::vector<std::vector<int>> subtrees;     ///< the frontier's subtrees, heaviest first: nodes children first
+  std::atomic<int> next_up{0}, next_down{0};  ///< the next subtree to claim (assembly, disassembly)
+  std::vector<int> top;                       ///< the joint nodes above the subtrees, children before parents
   std::unique_ptr<Barrier> barrier;
   std::vector<std::vector<Mat6>> scratch;  ///< per thread: G_i Y of one node's handles
   std::atomic<int> failed_joint{0};        ///< a joint whose T^T Phi T is not positive definite (0: none)
@@ -749,11 +758,11 @@ long long assemble_ops(int h, int d, bool basic) {
 }
 long long disassemble_ops(int h, int d) { return h * (kMatVec + 6) + kMatVec + 6 + 2 * kMatVec + 12 + d * 11; }
 
-/// The schedule of `threads` threads: whole subtrees of the assembly tree per thread (no barrier
-/// inside them), the few joint nodes above them on the calling thread. The frontier starts at the
+/// The schedule of `threads` threads: whole subtrees of the assembly tree (no barrier inside them),
+/// claimed by the threads heaviest first as they come free (a thread the machine delays takes
+/// fewer), and the few joint nodes above them on the calling thread. The frontier starts at the
 /// root; its heaviest joint node is replaced by its two children until there are 4 subtrees per
-/// thread or the heaviest is under an eighth of a thread's share; the subtrees go to the least
-/// loaded thread, heaviest first.
+/// thread or the heaviest is under an eighth of a thread's share.
 void make_schedule(const Model& model, DcaWorkspace& ws, int threads) {
   const int nodes = ws.nodes();
   std::vector<long long> work(static_cast<std::size_t>(nodes), 0);
@@ -775,17 +784,14 @@ void make_schedule(const Model& model, DcaWorkspace& ws, int threads) {
     frontier.push_back(ws.node_b[k]);
   }
   std::sort(frontier.begin(), frontier.end(), [&](int a, int b) { return work[a] > work[b]; });
-  std::vector<long long> load(static_cast<std::size_t>(threads), 0);
-  ws.mine.assign(static_cast<std::size_t>(threads), {});
-  for (int sub : frontier) {
-    const auto t = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-    load[t] += work[sub];
-    std::vector<std::pair<int, bool>> stack{{sub, false}};  // post-order of the subtree
+  ws.subtrees.assign(frontier.size(), {});
+  for (std::size_t f = 0; f < frontier.size(); ++f) {
+    std::vector<std::pair<int, bool>> stack{{frontier[f], false}};  // post-order of the subtree
     while (!stack.empty()) {
       auto [node, expanded] = stack.back();
       stack.pop_back();
       if (node < ws.n || expanded) {
-        ws.mine[t].push_back(node);
+        ws.subtrees[f].push_back(node);
       } else {
         const int k = node - ws.n + 1;
         stack.push_back({node, true});
@@ -829,16 +835,19 @@ int dca_impl(const Model& model, Data& data, DcaWorkspace& ws, const double* q, 
   }
   ws.barrier->reset(threads);
   ws.failed_joint.store(0, std::memory_order_relaxed);
+  ws.next_up.store(0, std::memory_order_relaxed);
+  ws.next_down.store(0, std::memory_order_relaxed);
+  const int subtrees = static_cast<int>(ws.subtrees.size());
   auto joint = [&](int node) { return node - ws.n + 1; };
   ws.pool->run([&](int t) {
     Mat6* GY = ws.scratch[static_cast<std::size_t>(t)].data();
-    const std::vector<int>& mine = ws.mine[static_cast<std::size_t>(t)];
-    for (int node : mine) {  // this thread's subtrees, leaves and assembly, children first
-      if (node < ws.n)
-        leaf(model, data, ws, node, basic);
-      else if (!assemble(model, ws, joint(node), tau, basic, GY))
-        ws.failed_joint.store(joint(node), std::memory_order_relaxed);
-    }
+    for (int f; (f = ws.next_up.fetch_add(1, std::memory_order_relaxed)) < subtrees;)
+      for (int node : ws.subtrees[static_cast<std::size_t>(f)]) {  // leaves and assembly, children first
+        if (node < ws.n)
+          leaf(model, data, ws, node, basic);
+        else if (!assemble(model, ws, joint(node), tau, basic, GY))
+          ws.failed_joint.store(joint(node), std::memory_order_relaxed);
+      }
     ws.barrier->wait();
     if (t == 0 && ws.failed_joint.load(std::memory_order_relaxed) == 0) {  // the top, on the calling thread
       for (int node : ws.top)
@@ -853,8 +862,11 @@ int dca_impl(const Model& model, Data& data, DcaWorkspace& ws, const double* q, 
     }
     ws.barrier->wait();
     if (ws.failed_joint.load(std::memory_order_relaxed) != 0) return;
-    for (auto it = mine.rbegin(); it != mine.rend(); ++it)  // parents first
-      if (*it >= ws.n) disassemble(model, ws, joint(*it), qdd, basic);
+    for (int f; (f = ws.next_down.fetch_add(1, std::memory_order_relaxed)) < subtrees;) {
+      const std::vector<int>& sub = ws.subtrees[static_cast<std::size_t>(f)];
+      for (auto it = sub.rbegin(); it != sub.rend(); ++it)  // parents first
+        if (*it >= ws.n) disassemble(model, ws, joint(*it), qdd, basic);
+    }
   });
   return ws.failed_joint.load();
 }

@@ -62,10 +62,10 @@ constexpr double kLtdlConst = 25.78, kLtdlPerBody = 276.3, kLtdlPerDof = 0, kLtd
 
 // The divide-and-conquer algorithm on one thread (Accurate): ns per operation of dca_cost (total
 // plus the kinematics pass), least-squares fit to the one-thread times of `plucker_bench
-// --dca_timing` (Release, no -march, the shared 2-core machine under load 7-8) on 16 chains, trees,
-// chain1024 and talos_full: 0.27 ns per operation, 33 % rms residual; measured, the DCA takes
-// 4-10x the ABA's time on every one of them (docs/dca.md).
-constexpr double kDcaConst = 0, kDcaPerOp = 0.27;
+// --dca_timing` (Release, no -march, the shared 2-core machine at load 3) on 16 chains, trees,
+// chain1024 and talos_full: 0.18 ns per operation, 8.5 % rms residual; measured, the DCA takes
+// 3-9x the ABA's time on every one of them (docs/dca.md).
+constexpr double kDcaConst = 0, kDcaPerOp = 0.18;
 
 double predict_aba(const Features& f) {
   return kAbaConst + kAbaPerBody * f.bodies + kAbaPerDof * f.dofs + kAbaPerJointDof2 * f.joint_dof2;
