@@ -421,9 +421,9 @@ DcaWorkspace::DcaWorkspace(const Model& model) : n(model.nbodies()) {
       if (expanded) {
         order.push_back(node);
       } else {
-        stack.push_back({node, true});
-        stack.push_back({child_b[node], false});
-        stack.push_back({child_a[node], false});
+        stack.emplace_back(node, true);
+        stack.emplace_back(child_b[node], false);
+        stack.emplace_back(child_a[node], false);
       }
     }
   }
@@ -794,9 +794,9 @@ void make_schedule(const Model& model, DcaWorkspace& ws, int threads) {
         ws.subtrees[f].push_back(node);
       } else {
         const int k = node - ws.n + 1;
-        stack.push_back({node, true});
-        stack.push_back({ws.node_b[k], false});
-        stack.push_back({ws.node_a[k], false});
+        stack.emplace_back(node, true);
+        stack.emplace_back(ws.node_b[k], false);
+        stack.emplace_back(ws.node_a[k], false);
       }
     }
   }
@@ -864,8 +864,8 @@ int dca_impl(const Model& model, Data& data, DcaWorkspace& ws, const double* q, 
     if (ws.failed_joint.load(std::memory_order_relaxed) != 0) return;
     for (int f; (f = ws.next_down.fetch_add(1, std::memory_order_relaxed)) < subtrees;) {
       const std::vector<int>& sub = ws.subtrees[static_cast<std::size_t>(f)];
-      for (auto it = sub.rbegin(); it != sub.rend(); ++it)  // parents first
-        if (*it >= ws.n) disassemble(model, ws, joint(*it), qdd, basic);
+      for (std::size_t m = sub.size(); m-- > 0;)  // parents first
+        if (sub[m] >= ws.n) disassemble(model, ws, joint(sub[m]), qdd, basic);
     }
   });
   return ws.failed_joint.load();
