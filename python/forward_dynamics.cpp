@@ -13,9 +13,10 @@ PyObject* g_cg_result_type = nullptr;  // namedtuple ConjugateGradientResult(x, 
 
 py::array_t<double> fd_crba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, ForceDict f_ext,
                                const std::string& frame) {
+  warn_if_constrained(m, "forward_dynamics_crba");
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
   const ReferenceFrame rf = frame_arg(frame);
-  const std::vector<Force> f = forces_arg(m, f_ext, rf);
+  const std::vector<Force> f = forces_arg(m, f_ext, rf, &qa);
   return call({&qa, &va, &ta}, [&] {
     if (f.empty()) return vec_out(plucker::forward_dynamics_crba(m.model(), m.data(), qa, va, ta));
     return vec_out(plucker::forward_dynamics_crba(m.model(), m.data(), qa, va, ta, f, rf));
@@ -24,16 +25,18 @@ py::array_t<double> fd_crba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike t
 
 py::array_t<double> forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, const std::string& method,
                                         ForceDict f_ext, const std::string& frame) {
+  warn_if_constrained(m, "forward_dynamics");
   const plucker::ForwardDynamicsMethod meth = plucker::parse_forward_dynamics_method(method);
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
   const ReferenceFrame rf = frame_arg(frame);
-  const std::vector<Force> f = forces_arg(m, f_ext, rf);
+  const std::vector<Force> f = forces_arg(m, f_ext, rf, &qa);
   return call({&qa, &va, &ta},
               [&] { return vec_out(plucker::forward_dynamics(m.model(), m.data(), qa, va, ta, meth, f, rf)); });
 }
 
 py::object solve_cg_py(PyModel& m, ArrayLike q, ArrayLike b, bool preconditioned, double tolerance,
                        OptInt max_iterations) {
+  warn_if_constrained(m, "solve_conjugate_gradient");
   const Vector qa = q_arg(m, q), ba = v_arg(m, b, "b");
   int cap = -1;  // the C++ default, 10 nv
   if (!max_iterations.is_none()) {
@@ -107,6 +110,7 @@ void bind_forward_dynamics(py::module_& mod) {
   mod.def(
       "minv",
       [](PyModel& m, ArrayLike q) {
+        warn_if_constrained(m, "minv");
         const Vector qa = q_arg(m, q);
         return call({&qa}, [&] { return mat_out(plucker::minv(m.model(), m.data(), qa)); });
       },

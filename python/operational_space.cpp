@@ -80,8 +80,9 @@ std::vector<OperationalTask> tasks_arg(const PyModel& m, py::handle tasks) {
 
 py::object operational_space_py(PyModel& m, ArrayLike q, ArrayLike v, Tasks tasks, const std::string& frame,
                                 const std::string& method) {
+  warn_if_constrained(m, "operational_space");
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v");
-  const plucker::TaskFrame tf = plucker::parse_task_frame(frame);
+  const plucker::ReferenceFrame tf = plucker::parse_reference_frame(frame);
   const plucker::OperationalSpaceMethod meth = plucker::parse_operational_space_method(method);
   const std::vector<OperationalTask> t = tasks_arg(m, tasks);
   return call({&qa, &va}, [&] {
@@ -109,7 +110,8 @@ void bind_operational_space(py::module_& mod) {
           "'orientation' (rows 0-2) or a list of row indices (0-2 angular x y z, 3-5 linear x y z); the\n"
           "tasks' rows are stacked in order. frame='local': the task frame's own axes at its origin;\n"
           "'local_world_aligned': world axes at the frame origin (Jdot_v's linear rows are then the\n"
-          "origin's classical acceleration). method='dense': CRBA, LTDL of M and dense products.\n"
+          "origin's classical acceleration); 'world': world axes about the world origin (spatial).\n"
+          "method='dense': CRBA, LTDL of M and dense products.\n"
           "Raises plucker.SingularError naming the task row that depends on the rows before it (two\n"
           "tasks on the same motion, a kinematic singularity) or the joint where M is singular.");
 }

@@ -162,7 +162,7 @@ TEST_P(ForwardDynamicsFamily, ExternalForcesAgreeWithAba) {
   std::vector<Force> f(model().nbodies());
   for (auto& fi : f) fi = random_force(rng);
   const Spectrum sp = spectrum(crba(model(), data, q));
-  for (ReferenceFrame frame : {ReferenceFrame::World, ReferenceFrame::Local}) {
+  for (ReferenceFrame frame : {ReferenceFrame::World, ReferenceFrame::Local, ReferenceFrame::LocalWorldAligned}) {
     const VecX ref = aba(model(), data, q, v, tau, f, frame);
     VecX zero = VecX::Zero(model().nv());
     const VecX C = rnea(model(), data, q, v, zero, f, frame);

@@ -200,7 +200,7 @@ TEST_P(OperationalSpace, EquationThroughForwardDynamics) {
   static RatioLog log("J qdd + Jdot v = xdd_des");
   Data data(model()), ref(model());
   Rng rng(32);
-  for (const TaskFrame frame : {TaskFrame::Local, TaskFrame::LocalWorldAligned}) {
+  for (const ReferenceFrame frame : {ReferenceFrame::Local, ReferenceFrame::LocalWorldAligned}) {
     for (int s = 0; s < 3; ++s) {
       const State st = random_state(model(), rng);
       const OperationalSpaceResults& r = operational_space(model(), data, st.q, st.v, tasks_, frame);
@@ -226,7 +226,7 @@ TEST_P(OperationalSpace, JdotVIsTheDerivativeOfJv) {
   Data data(model());
   Rng rng(33);
   const double h = 1e-5;
-  for (const TaskFrame frame : {TaskFrame::Local, TaskFrame::LocalWorldAligned}) {
+  for (const ReferenceFrame frame : {ReferenceFrame::Local, ReferenceFrame::LocalWorldAligned}) {
     for (int s = 0; s < 2; ++s) {
       const State st = random_state(model(), rng);
       const VecX jdv = operational_space(model(), data, st.q, st.v, tasks_, frame).Jdot_v;
@@ -249,9 +249,9 @@ TEST_P(OperationalSpace, LocalWorldAlignedIsTheRotatedLocal) {
   Data data(model()), ref(model());
   Rng rng(34);
   const State st = random_state(model(), rng);
-  const OperationalSpaceResults local = operational_space(model(), data, st.q, st.v, tasks_, TaskFrame::Local);
+  const OperationalSpaceResults local = operational_space(model(), data, st.q, st.v, tasks_, ReferenceFrame::Local);
   const OperationalSpaceResults lwa =
-      operational_space(model(), data, st.q, st.v, tasks_, TaskFrame::LocalWorldAligned);
+      operational_space(model(), data, st.q, st.v, tasks_, ReferenceFrame::LocalWorldAligned);
   const int m = static_cast<int>(local.J.rows());
   // T maps local rows to world-aligned rows: rows of R6 selected on both sides (a subset of the
   // angular or linear rows is closed under R only when complete, so build T on full 6-D rows).
@@ -373,7 +373,7 @@ TEST(OperationalSpaceLoad, JbarIsIndependentOfTheLoad) {
     Rng rng(42);
     for (int s = 0; s < 3; ++s) {
       const State st = random_state(model, rng);
-      for (const TaskFrame frame : {TaskFrame::Local, TaskFrame::LocalWorldAligned}) {
+      for (const ReferenceFrame frame : {ReferenceFrame::Local, ReferenceFrame::LocalWorldAligned}) {
         const OperationalTask one[1] = {task};
         const OperationalSpaceResults r = operational_space(model, data, st.q, st.v, one, frame);
         const OperationalSpaceResults rl = operational_space(loaded, data_loaded, st.q, st.v, one, frame);
@@ -385,7 +385,7 @@ TEST(OperationalSpaceLoad, JbarIsIndependentOfTheLoad) {
         // T (body velocity), T = F_X_B (local) or R6 F_X_B (world-aligned), so A = T^-T I_L T^-1.
         forward_kinematics(model, data, st.q);
         Mat6 T = task.frame >= 0 ? model.frames()[task.frame].X_body.matrix_motion() : Mat6::Identity();
-        if (frame == TaskFrame::LocalWorldAligned)
+        if (frame == ReferenceFrame::LocalWorldAligned)
           T = block_rotation(frame_transform(model, data, task.frame).rotation()) * T;
         const Mat6 Tinv = T.inverse();
         const Mat6 A = Tinv.transpose() * payload.matrix() * Tinv;
@@ -475,7 +475,7 @@ TEST(OperationalSpaceErrors, SingularTasksNameTheRows) {
     const OperationalTask t[1] = {OperationalTask::named(two, "tip").with_rows(std::vector<int>{3, 4})};
     const VecX q2 = (VecX(2) << 0.4, 0.0).finished();
     const std::string msg =
-        error_of([&] { operational_space(two, d2, q2, VecX::Zero(2), t, TaskFrame::LocalWorldAligned); });
+        error_of([&] { operational_space(two, d2, q2, VecX::Zero(2), t, ReferenceFrame::LocalWorldAligned); });
     EXPECT_NE(msg.find("row 1 (task 0, frame 'tip', linear y) is a linear combination of the rows before it: "
                        "-2.36522"),
               std::string::npos)
@@ -485,7 +485,7 @@ TEST(OperationalSpaceErrors, SingularTasksNameTheRows) {
     EXPECT_NE(msg_local.find("row 0 (task 0, frame 'tip', linear x) is zero"), std::string::npos) << msg_local;
     // Near (not at) the singularity the task is regular.
     const VecX qn = (VecX(2) << 0.4, 1e-3).finished();
-    EXPECT_NO_THROW(operational_space(two, d2, qn, VecX::Zero(2), t, TaskFrame::LocalWorldAligned));
+    EXPECT_NO_THROW(operational_space(two, d2, qn, VecX::Zero(2), t, ReferenceFrame::LocalWorldAligned));
   }
   // Results are never left half-made: a regular call after a singular one is right.
   const OperationalTask ok[1] = {tip.with_rows(std::vector<int>{2, 3, 4})};
@@ -539,7 +539,7 @@ TEST(OperationalSpaceErrors, BadArguments) {
   expect_invalid([&] { operational_space(model, data, q, v, std::span(&badframe, 1)); },
                  "task 0: frame index 7 out of range");
   expect_invalid([&] { OperationalTask::of_frame(model, -2); }, "frame index -2 out of range");
-  expect_invalid([&] { parse_task_frame("world"); }, "unknown task frame 'world'");
+  expect_invalid([&] { parse_reference_frame("spatial"); }, "unknown reference frame 'spatial'");
   expect_invalid([&] { parse_operational_space_method("sparse"); }, "unknown operational-space method 'sparse'");
   Data other(planar_arm(2));
   EXPECT_THROW(operational_space(model, other, q, v, t), InvalidArgument);

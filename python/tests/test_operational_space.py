@@ -235,8 +235,8 @@ def test_argument_errors():
         plucker.operational_space(m, q, v, [("tool", [1, 1])])
     with pytest.raises(ValueError, match=r"tasks\[0\] must be a name or a \(name, rows\) pair"):
         plucker.operational_space(m, q, v, [("tool", "all", 3)])
-    with pytest.raises(ValueError, match="unknown task frame 'world'"):
-        plucker.operational_space(m, q, v, ["tool"], frame="world")
+    with pytest.raises(ValueError, match="unknown reference frame 'spatial'"):
+        plucker.operational_space(m, q, v, ["tool"], frame="spatial")
     with pytest.raises(ValueError, match="unknown operational-space method 'sparse'"):
         plucker.operational_space(m, q, v, ["tool"], method="sparse")
     with pytest.raises(ValueError, match=r"operational_space: q has size 3"):

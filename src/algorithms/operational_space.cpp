@@ -23,6 +23,7 @@
 #include <sstream>
 
 #include "algorithms/fd_kernels.hpp"
+#include "algorithms/frame_kernels.hpp"
 #include "base/text.hpp"
 #include "plucker/algorithms/kinematics.hpp"
 #include "plucker/algorithms/rnea.hpp"
@@ -127,28 +128,18 @@ std::string row_name(const Model& model, std::span<const OperationalTask> tasks,
 
 /// Fills rows [row, row + task.num_rows) of J and Jdot_v for one task.
 void task_rows(const Model& model, const Data& data, OperationalSpaceWorkspace& ws, const OperationalTask& task,
-               TaskFrame axes, int row) {
+               ReferenceFrame axes, int row) {
   OperationalSpaceResults& res = ws.results;
   const int b = task.body, nr = task.num_rows;
   const Transform X_FB = task.frame >= 0 ? model.frames()[static_cast<std::size_t>(task.frame)].X_body : Transform();
-  const Transform X_F0 = X_FB * data.X_base[b];  // world -> task frame
-  const Mat3 R = X_F0.E.transpose();             // task frame axes in the world
-  const bool aligned = axes == TaskFrame::LocalWorldAligned;
-  // Jdot v = d/dt (J v). Local: the frame is body-fixed, so d/dt (F_X_B v_B) = F_X_B a_B with a_B
-  // the body's spatial acceleration at qdd = 0 in body coordinates (d/dt of the body-coordinate
-  // velocity, DEVELOPERS.md). World-aligned: d/dt (R v_F) = R (a_F + omega x v_F) row-wise:
-  // angular R omegadot, linear R (a_F.lin + omega x v_F.lin), the origin's classical acceleration.
-  const Motion v_F = X_FB.apply(data.v[b]);
-  Motion a_F = X_FB.apply(data.a[b]);
-  if (aligned) a_F = Motion(R * a_F.angular, R * (a_F.linear + v_F.angular.cross(v_F.linear)));
-  const Vec6 jdv = a_F.vector();
+  const Transform X_F0 = X_FB * data.X_base[b];      // world -> task frame
+  const Transform X = detail::world_to(axes, X_F0);  // world -> task coordinates
+  const Vec6 jdv = detail::frame_velocity_derivative(axes, X_FB, data.X_base[b], data.v[b], data.a[b]).vector();
   res.J.middleRows(row, nr).setZero();
   double scale = 0.0;  // sum over the support's columns of |column of the full 6-D Jacobian|^2
   for (int j = b; j > 0; j = model.parent(j)) {
     for (int c = model.idx_v(j); c < model.idx_v(j) + model.joint_nv(j); ++c) {
-      Motion s = X_F0.apply(Motion(Vec6(ws.S_world.col(c))));
-      if (aligned) s = Motion(R * s.angular, R * s.linear);
-      const Vec6 s6 = s.vector();
+      const Vec6 s6 = X.apply(Motion(Vec6(ws.S_world.col(c)))).vector();
       scale += s6.squaredNorm();
       for (int i = 0; i < nr; ++i) res.J(row + i, c) = s6[task.rows[static_cast<std::size_t>(i)]];
     }
@@ -196,7 +187,7 @@ OperationalTask OperationalTask::with_rows(std::span<const int> rows) const {
 
 const OperationalSpaceResults& operational_space(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                                                  const Eigen::Ref<const VecX>& v,
-                                                 std::span<const OperationalTask> tasks, TaskFrame frame,
+                                                 std::span<const OperationalTask> tasks, ReferenceFrame frame,
                                                  OperationalSpaceMethod method) {
   const detail::DataUse use(model, data, kFn);
   detail::check_arguments(kFn, [&] {
@@ -205,8 +196,6 @@ const OperationalSpaceResults& operational_space(const Model& model, Data& data,
   });
   if (method != OperationalSpaceMethod::Dense)
     throw InvalidArgument(std::string(kFn) + ": unknown method " + std::to_string(static_cast<int>(method)));
-  if (frame != TaskFrame::Local && frame != TaskFrame::LocalWorldAligned)
-    throw InvalidArgument(std::string(kFn) + ": unknown task frame " + std::to_string(static_cast<int>(frame)));
   const int m = check_tasks(model, tasks), nv = model.nv();
   OperationalSpaceWorkspace& ws = detail::workspace<OperationalSpaceWorkspace>(model, data);
   OperationalSpaceResults& res = ws.results;
@@ -350,17 +339,6 @@ const OperationalSpaceResults& operational_space(const Model& model, Data& data,
                          ": Lambda or N is not finite: the state or the model is outside the range of double "
                          "precision");
   return res;
-}
-
-std::string to_string(TaskFrame frame) {
-  return frame == TaskFrame::LocalWorldAligned ? "local_world_aligned" : "local";
-}
-
-TaskFrame parse_task_frame(const std::string& name) {
-  if (name == "local") return TaskFrame::Local;
-  if (name == "local_world_aligned") return TaskFrame::LocalWorldAligned;
-  throw InvalidArgument("unknown task frame '" + text::printable(name) +
-                        "' (expected 'local' or 'local_world_aligned')");
 }
 
 std::string to_string(OperationalSpaceMethod) { return "dense"; }

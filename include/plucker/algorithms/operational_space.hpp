@@ -51,11 +51,6 @@ struct OperationalTask {
   OperationalTask with_rows(std::span<const int> rows) const;
 };
 
-/// The axes the task rows are expressed in. Both take the velocity of the task frame's origin.
-enum class TaskFrame {
-  Local,              ///< the task frame's own axes ("local"): J = F_X_0 J_world
-  LocalWorldAligned,  ///< world-aligned axes at the frame origin ("local_world_aligned")
-};
 
 /// How the quantities are computed.
 enum class OperationalSpaceMethod {
@@ -75,9 +70,10 @@ struct OperationalSpaceResults {
 
 /// Operational-space quantities of `tasks` (stacked in the order given) at (q, v). The task
 /// acceleration is xdd = d/dt (J v) = J qdd + Jdot v in the coordinates of `frame`: with
-/// TaskFrame::Local its linear rows are the derivative of the origin's velocity in the moving
-/// frame's axes (the spatial acceleration), with LocalWorldAligned the classical acceleration of
-/// the origin in world axes. Throws InvalidArgument for bad sizes, non-finite q or v, an empty
+/// ReferenceFrame::Local its linear rows are the derivative of the origin's velocity in the
+/// moving frame's axes (the spatial acceleration), with LocalWorldAligned the classical
+/// acceleration of the origin in world axes, with World the spatial acceleration in world
+/// coordinates (rows about the world origin). Throws InvalidArgument for bad sizes, non-finite q or v, an empty
 /// task list, a body or frame out of range, or bad rows (naming the task); SingularError when M
 /// is singular (naming the joint) or when J M^-1 J^T is (naming the first task row that depends
 /// on the rows before it, and those rows): two tasks constraining the same motion, a task at a
@@ -87,12 +83,9 @@ struct OperationalSpaceResults {
 const OperationalSpaceResults& operational_space(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                                                  const Eigen::Ref<const VecX>& v,
                                                  std::span<const OperationalTask> tasks,
-                                                 TaskFrame frame = TaskFrame::Local,
+                                                 ReferenceFrame frame = ReferenceFrame::Local,
                                                  OperationalSpaceMethod method = OperationalSpaceMethod::Dense);
 
-/// "local" / "local_world_aligned", and the inverse (throws InvalidArgument listing the names).
-std::string to_string(TaskFrame frame);
-TaskFrame parse_task_frame(const std::string& name);
 /// "dense", and the inverse (throws InvalidArgument listing the names).
 std::string to_string(OperationalSpaceMethod method);
 OperationalSpaceMethod parse_operational_space_method(const std::string& name);

@@ -80,7 +80,7 @@ VecX project_velocity(const Model& model, Data& data, const Eigen::Ref<const Vec
 /// receives the opposite), from constraint multipliers lambda (size num_constraints) as
 /// returned by constrained_forward_dynamics: f_k = T_k lambda_k in frame C_k (moment about the
 /// successor's joint-frame origin), returned in world coordinates (frame World: spatial, about
-/// the world origin) or in C_k (Local). Needs q; one entry per loop joint.
+/// the world origin), in C_k (Local) or in world axes about C_k's origin (LocalWorldAligned). Needs q; one entry per loop joint.
 std::vector<Force> loop_joint_forces(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                                      const Eigen::Ref<const VecX>& lambda,
                                      ReferenceFrame frame = ReferenceFrame::Local);

@@ -26,6 +26,7 @@
 #include <variant>
 
 #include "plucker/spatial.hpp"
+#include "plucker/spatial/lie.hpp"
 
 namespace plucker {
 
@@ -40,13 +41,9 @@ inline void quat_to(const Quat& r, double* q) {
   q[2] = r.z();
   q[3] = r.w();
 }
-/// exp of a rotation vector as a quaternion (exact, small-angle safe).
-Quat quat_exp(const Vec3& w);
-/// log of a unit quaternion as a rotation vector in the ball of radius pi.
-Vec3 quat_log(const Quat& q);
-/// SO(3) left Jacobian V(w) = I + (1-cos t)/t^2 wx + (t - sin t)/t^3 wx^2 and its inverse.
-Mat3 so3_left_jacobian(const Vec3& w);
-Mat3 so3_left_jacobian_inverse(const Vec3& w);
+/// exp of a rotation vector as a quaternion, and log (plucker/spatial/lie.hpp).
+inline Quat quat_exp(const Vec3& w) { return quaternion_exp(w); }
+inline Vec3 quat_log(const Quat& q) { return quaternion_log(q); }
 /// Pose (R, p) = exp of the twist [w; v] (body twist over unit time).
 void se3_exp(const Motion& twist, Mat3& R, Vec3& p);
 /// Uniformly distributed unit quaternion.
