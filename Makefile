@@ -24,6 +24,9 @@
 #                    bench/count_flops.py runs plucker_flops under callgrind and counts
 #                    the floating-point instructions of one call of each algorithm
 #                    (build-flops/flops.json, docs/flops.md)
+#   make studies     build + the reproducible studies of studies/ (issue #22): each script
+#                    writes its page and plots in docs/studies/ (jsim_conditioning.py:
+#                    docs/studies/jsim_conditioning.md; the shared robots when ../shared/models exists)
 #   make clean       remove all build directories
 
 CMAKE ?= cmake
@@ -46,7 +49,7 @@ define configure
 	fi
 endef
 
-.PHONY: all build test demo bench bench-scaling bench-large test-asan test-native test-clang fuzz flops clean
+.PHONY: all build test demo studies bench bench-scaling bench-large test-asan test-native test-clang fuzz flops clean
 
 all: build
 
@@ -63,6 +66,9 @@ demo: build
 	/usr/bin/python3 examples/plot_demo.py build/demo/trajectory.csv build/demo/demo.png
 	PYTHONPATH=build/python /usr/bin/python3 examples/python/drop_quadruped.py --out build/demo
 	@echo "make demo: plots in build/demo/ (demo.png: the arm's passive motion; drop_quadruped.png: solo12 landing on compliant ground, when ../shared/models is present)"
+
+studies: build
+	PYTHONPATH=build/python:python $(PYTHON) studies/jsim_conditioning.py
 
 bench:
 	@scripts/install-deps.sh --bench
