@@ -96,7 +96,7 @@ def fmt(x):
         return "inf"
     if x == 0:
         return "0"
-    if abs(x) >= 1e4 or abs(x) < 1e-2:
+    if abs(x) >= 1e3 or abs(x) < 1e-2:
         mant, exp = f"{x:.2e}".split("e")
         return f"{float(mant):.3g}e{int(exp)}"
     return f"{x:.3g}"
@@ -175,9 +175,20 @@ def study_connectivity(cfg, R):
             m = plucker.build_random_tree(n, float(bf), 0.0, 1.0, 0)
             c0 = ps.jsim_condition(m, np.zeros(n))
             rows.append(dict(n=n, depth=_depth(m), zero=c0.cond, lmax=c0.eigenvalues[-1], lmin=c0.eigenvalues[0],
-                             median=float(np.median(random_conds(m, S)))))
+                             median=float(np.median(random_conds(m, S))), zigzag=_generation_zigzag(m, c0.eigenvectors[:, 0])))
         out[bf] = rows
     R["connectivity"] = dict(Ns=Ns, rows=out)
+
+
+def _generation_zigzag(m, v):
+    """Share of the mode's squared norm on joints whose sign follows (-1)^depth (or its opposite,
+    whichever is larger): 1 for a mode in which every generation turns against its parent."""
+    parents = m.parents
+    depth = [0] * len(parents)
+    for i in range(1, len(parents)):
+        depth[i] = depth[parents[i]] + 1
+    alt = np.array([(-1) ** depth[i + 1] for i in range(len(v))]) * v
+    return float(max(np.sum(alt[alt > 0] ** 2), np.sum(alt[alt < 0] ** 2)) / np.sum(v ** 2))
 
 
 def _depth(m):
@@ -615,8 +626,13 @@ def write_page(R, cfg, files, quick, seconds):
     ps_ = [kfits[bf][0][0] for bf in K["rows"] if bf != 1 and kfits[bf][0]]
     w(f"Branching lowers both the value and the growth rate: every tree (bf > 1) grows with an exponent between "
       f"{min(ps_):.2f} and {max(ps_):.2f} (median over random q), against {kfits[1][0][0]:.2f} for the chain. "
-      "*Why*: as for the chain, lambda_min stays at the single-link level (its exponent is near 0 for every bf) and the "
-      "growth is in lambda_max; but a tree of depth d ~ log N has no body more than d links from the base, so the stiff "
+      "*Why*: lambda_min changes slowly (exponents "
+      + ", ".join(f"{kfits[bf][3][0]:.2f}" for bf in K["rows"] if kfits[bf][3]) + " for bf = "
+      + ", ".join(str(bf) for bf in K["rows"] if kfits[bf][3]) + "; we have no closed form for its slow fall with more "
+      "branching), and its mode is the chain's zig-zag by generations: every body turns against its parent (share of the "
+      f"soft mode that alternates sign with depth, N = {KN[-1]}, q = 0: "
+      + ", ".join(f"bf {bf} {K['rows'][bf][-1]['zigzag']:.2f}" for bf in K["rows"]) + "). Most of the growth is in "
+      "lambda_max; but a tree of depth d ~ log N has no body more than d links from the base, so the stiff "
       "mode moves N bodies at distances ~ d links (heuristically lambda_max ~ N d^2, i.e. N (log N)^2, which a power "
       "law fits over this range with an exponent between 1 and 2) instead of the chain's N bodies at distances up to N.\n")
 
