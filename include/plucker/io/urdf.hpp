@@ -83,18 +83,18 @@ inline constexpr long kMaxNodes = 2'000'000;                     ///< elements, 
 inline constexpr long kMaxAttributes = 4'000'000;                ///< attributes in the whole document
 inline constexpr long kMaxAttributesPerElement = 64;
 inline constexpr int kMaxDepth = 64;  ///< nesting depth of elements
-/// <loop_joint> elements (each adds up to 6 constraint rows; Model::add_loop_joint's
+/// `<loop_joint>` elements (each adds up to 6 constraint rows; Model::add_loop_joint's
 /// duplicate-name check is linear, so many of them cost quadratic time)
 inline constexpr long kMaxLoopJoints = 1'000;
 }  // namespace urdf_limits
 
-/// A <collision> sphere of a link (UrdfOptions::collision_spheres): the centre is the collision
-/// <origin> xyz in the link's frame.
+/// A `<collision>` sphere of a link (UrdfOptions::collision_spheres): the centre is the collision
+/// `<origin>` xyz in the link's frame.
 struct UrdfCollisionSphere {
   std::string link;
   Vec3 center = Vec3::Zero();
   double radius = 0.0;
-  int line = 0;  ///< of the <collision> element
+  int line = 0;  ///< of the `<collision>` element
 };
 
 struct UrdfOptions {
@@ -104,7 +104,7 @@ struct UrdfOptions {
   /// Receives each warning (already prefixed with the file name). Empty: print
   /// "plucker: warning: <msg>" to stderr.
   std::function<void(const std::string&)> on_warning;
-  /// When set, receives every <collision> whose <geometry> is a <sphere radius=".."/>, in document
+  /// When set, receives every `<collision>` whose `<geometry>` is a `<sphere radius=".."/>`, in document
   /// order (other geometries are skipped). A sphere without a finite radius >= 0 is refused
   /// (ModelError naming the link), as is a centre beyond the physical range.
   std::vector<UrdfCollisionSphere>* collision_spheres = nullptr;

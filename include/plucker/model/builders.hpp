@@ -51,8 +51,8 @@ Model build_random_tree(int n, double branching_factor, double skew, double tape
 Model build_humanoid(std::uint64_t seed = 0, bool floating_base = true);
 
 /// Quadruped (ANYmal/HyQ-like): trunk ~25 kg (body 1, free-flyer if floating_base, else fixed)
-/// and four legs LF, RF, LH, RH, each ~2.5 kg with joints <leg>_HAA (about x), <leg>_HFE (about
-/// y), <leg>_KFE (about y) and bodies <leg>_HIP, <leg>_THIGH, <leg>_SHANK; frames <leg>_FOOT.
+/// and four legs LF, RF, LH, RH, each ~2.5 kg with joints `<leg>_HAA` (about x), `<leg>_HFE` (about
+/// y), `<leg>_KFE` (about y) and bodies `<leg>_HIP`, `<leg>_THIGH`, `<leg>_SHANK`; frames `<leg>_FOOT`.
 /// Floating: nq = 19, nv = 18; fixed: nq = nv = 12.
 Model build_quadruped(std::uint64_t seed = 0, bool floating_base = true);
 

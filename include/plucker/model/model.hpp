@@ -19,7 +19,7 @@
 
 namespace plucker {
 
-/// q_follower = multiplier * q_leader + offset (URDF <mimic>). Not enforced by the tree
+/// q_follower = multiplier * q_leader + offset (URDF `<mimic>`). Not enforced by the tree
 /// algorithms (the mimic joint is an independent coordinate for rnea/crba/aba); the
 /// constraint API (constraints/) adds it to the loop constraints phi(q) = 0.
 struct MimicRelation {
