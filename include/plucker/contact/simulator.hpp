@@ -1,4 +1,4 @@
-// A fixed-step simulator of a model with compliant contact (docs/contact.md).
+// A fixed-step simulator of a model with compliant contact (documentation: Compliant contact and simulation).
 //
 //   Simulator sim(model, 1e-3, Integrator::SemiImplicitEuler);
 //   sim.add_ground(HalfSpace{...});
