@@ -3,7 +3,7 @@
 # directory once (delete it or `make clean` to reconfigure), then builds.
 #
 #   make build       Release build in build/
-#   make test        build + ctest (C++ tests, pytest, find_package consumer)
+#   make test        build + ctest (C++ tests, pytest incl. the docs build, find_package consumer)
 #   make demo        build + run build/examples/demo, then the simulator example
 #                    examples/python/drop_quadruped.py (solo12 dropped on the ground)
 #   make bench       -march=native build in build-bench/, run plucker_bench $(BENCH_ARGS)
@@ -24,6 +24,8 @@
 #                    bench/count_flops.py runs plucker_flops under callgrind and counts
 #                    the floating-point instructions of one call of each algorithm
 #                    (build-flops/flops.json, docs/flops.md)
+#   make docs        build + the documentation site in build/docs/html/ (Sphinx -W over docs/ and
+#                    the module's docstrings, Doxygen over include/plucker/; scripts/build_docs.py)
 #   make clean       remove all build directories
 
 CMAKE ?= cmake
@@ -46,7 +48,7 @@ define configure
 	fi
 endef
 
-.PHONY: all build test demo bench bench-scaling bench-large test-asan test-native test-clang fuzz flops clean
+.PHONY: all build test docs demo bench bench-scaling bench-large test-asan test-native test-clang fuzz flops clean
 
 all: build
 
@@ -56,7 +58,12 @@ build:
 	$(CMAKE) --build build -j$(JOBS)
 
 test: build
+	@scripts/install-deps.sh --docs
 	$(CTEST) --test-dir build --output-on-failure -j$(JOBS)
+
+docs: build
+	@scripts/install-deps.sh --docs
+	PYTHONPATH=build/python:python $(PYTHON) scripts/build_docs.py --out build/docs
 
 demo: build
 	build/examples/demo examples/models/plucker_arm.urdf build/demo

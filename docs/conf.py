@@ -78,7 +78,9 @@ class CliHelp(Directive):
                 for name, sub in action.choices.items():
                     out.append(sub.format_help())
         text = "\n".join(out)
-        return [nodes.literal_block(text, text)]
+        block = nodes.literal_block(text, text)
+        block["language"] = "text"
+        return [block]
 
 
 def _studies_toctree(app, docname, source):
