@@ -8,21 +8,20 @@
 // Exit status 0 when both residuals are below 1e-9 (relative to |M qdd| + |C| + |tau|), else 1.
 #include <cstdio>
 #include <iostream>
-#include <random>
-
 #include <plucker/io/urdf.hpp>
 #include <plucker/plucker.hpp>
+#include <random>
 
 int main(int argc, char** argv) {
   const std::string path = argc > 1 ? argv[1] : "examples/models/plucker_arm.urdf";
   const plucker::Model model = plucker::load_urdf(path);  // fixed base (RootJoint::FreeFlyer: floating)
-  plucker::Data data(model);                               // the algorithms' workspace, one per thread
+  plucker::Data data(model);                              // the algorithms' workspace, one per thread
   std::cout << model.name() << ": nq = " << model.nq() << ", nv = " << model.nv() << "\n";
 
   std::mt19937_64 rng(1);
-  const Eigen::VectorXd q = plucker::random_configuration(model, rng);    // within the joint limits
+  const Eigen::VectorXd q = plucker::random_configuration(model, rng);   // within the joint limits
   const Eigen::VectorXd v = Eigen::VectorXd::Constant(model.nv(), 0.5);  // rad/s (m/s if prismatic)
-  const Eigen::VectorXd tau = Eigen::VectorXd::Zero(model.nv());          // no torque: it falls
+  const Eigen::VectorXd tau = Eigen::VectorXd::Zero(model.nv());         // no torque: it falls
 
   // The results are references into data: copy them before the next call overwrites them.
   const Eigen::VectorXd qdd = plucker::aba(model, data, q, v, tau);         // forward dynamics, O(N)
