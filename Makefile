@@ -3,7 +3,7 @@
 # directory once (delete it or `make clean` to reconfigure), then builds.
 #
 #   make build       Release build in build/
-#   make test        build + ctest (C++ tests, pytest, find_package consumer)
+#   make test        build + ctest (C++ tests, pytest incl. the docs build, find_package consumer)
 #   make demo        build + run build/examples/demo, then the simulator example
 #                    examples/python/drop_quadruped.py (solo12 dropped on the ground)
 #   make bench       -march=native build in build-bench/, run plucker_bench $(BENCH_ARGS)
@@ -27,6 +27,8 @@
 #   make studies     build + the reproducible studies of studies/ (issue #22): each script
 #                    writes its page and plots in docs/studies/ (jsim_conditioning.py:
 #                    docs/studies/jsim_conditioning.md; the shared robots when ../shared/models exists)
+#   make docs        build + the documentation site in build/docs/html/ (Sphinx -W over docs/ and
+#                    the module's docstrings, Doxygen over include/plucker/; scripts/build_docs.py)
 #   make clean       remove all build directories
 
 CMAKE ?= cmake
@@ -49,7 +51,7 @@ define configure
 	fi
 endef
 
-.PHONY: all build test demo studies bench bench-scaling bench-large test-asan test-native test-clang fuzz flops clean
+.PHONY: all build test docs demo studies bench bench-scaling bench-large test-asan test-native test-clang fuzz flops clean
 
 all: build
 
@@ -59,7 +61,12 @@ build:
 	$(CMAKE) --build build -j$(JOBS)
 
 test: build
+	@scripts/install-deps.sh --docs
 	$(CTEST) --test-dir build --output-on-failure -j$(JOBS)
+
+docs: build
+	@scripts/install-deps.sh --docs
+	PYTHONPATH=build/python:python $(PYTHON) scripts/build_docs.py --out build/docs
 
 demo: build
 	build/examples/demo examples/models/plucker_arm.urdf build/demo

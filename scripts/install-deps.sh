@@ -7,6 +7,7 @@
 #   scripts/install-deps.sh --fuzz     + clang and libFuzzer runtime
 #   scripts/install-deps.sh --clang    + clang (make test-clang)
 #   scripts/install-deps.sh --flops    + valgrind and objdump (operation counts)
+#   scripts/install-deps.sh --docs     + Sphinx, MyST and Doxygen (make docs)
 set -euo pipefail
 
 packages=(
@@ -18,6 +19,9 @@ packages=(
 bench_packages=(libmujoco-dev liborocos-kdl-dev libkdl-parser-dev libdart-dev libdart-utils-urdf-dev)
 fuzz_packages=(clang libclang-rt-14-dev)
 flops_packages=(valgrind binutils)
+# Sphinx with MyST reads the existing Markdown pages and autodocs the compiled module; Doxygen the
+# C++ headers. Sphinx's own theme (alabaster): no theme package.
+docs_packages=(python3-sphinx python3-myst-parser doxygen)
 
 for arg in "$@"; do
   case "$arg" in
@@ -25,7 +29,8 @@ for arg in "$@"; do
     --fuzz) packages+=("${fuzz_packages[@]}") ;;
     --clang) packages+=(clang) ;;
     --flops) packages+=("${flops_packages[@]}") ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --docs) packages+=("${docs_packages[@]}") ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done

@@ -1,4 +1,4 @@
-// Which coordinates a Jacobian or an external force is expressed in (DEVELOPERS.md).
+// Which coordinates a Jacobian or an external force is expressed in (documentation: Conventions).
 #pragma once
 
 #include <span>
