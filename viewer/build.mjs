@@ -13,7 +13,9 @@ await build({
     format: 'iife',
     target: 'es2020',
     minify: true,
-    legalComments: 'eof', // keep the licence notices of three.js and urdf-loader
+    legalComments: 'eof', // keep three.js's licence notice
+    footer: { js: '/*! plucker viewer; bundles three.js (MIT, github.com/mrdoob/three.js) and urdf-loader '
+        + '(Apache-2.0, github.com/gkjohnson/urdf-loaders) */' },
     outfile: join(outdir, 'viewer.js'),
     logLevel: 'warning',
 });
