@@ -239,8 +239,10 @@ def view_data(args):
     else:
         t, Q, names = read_trajectory(args.trajectory)
         if names is None and Q.shape[1] == model.nq + 7 and not args.floating_base and not model.has_floating_base:
-            args.floating_base = True  # 7 more columns than the fixed-base model: [x y z qx qy qz qw] of the root
-            model, _ = load(args)
+            # 7 more columns than the fixed-base model: [x y z qx qy qz qw] of a free-flyer root
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # load() has shown them
+                model = plucker.Model.from_urdf(args.urdf, floating_base=True, strict=args.strict)
         if names is not None:
             unknown = [n for n in names if n not in model.joint_names]
             if unknown:

@@ -22,7 +22,11 @@ if ! cmp -s "$src/package-lock.json" "$out/node_modules/.plucker-lock" 2>/dev/nu
   echo "plucker viewer: npm ci in $out"
   cp "$src/package.json" "$src/package-lock.json" "$out/"
   # --ignore-scripts: no install scripts of dependencies run (esbuild's only checks its binary).
-  (cd "$out" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  if ! (cd "$out" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error); then
+    echo "plucker viewer: npm ci failed (offline? it fetches the locked packages from the npm registry once);" \
+         "configure with -DPLUCKER_BUILD_VIEWER=OFF to build without the viewer" >&2
+    exit 1
+  fi
   cp "$src/package-lock.json" "$out/node_modules/.plucker-lock"
   rm -f "$out/dist/viewer.js"
 fi

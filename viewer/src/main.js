@@ -231,7 +231,7 @@ function main() {
     for (const el of [ui.frames, ui.com]) el.addEventListener('change', show);
     controls.addEventListener('change', () => renderer.render(scene, camera));
     window.addEventListener('keydown', (e) => {
-        if (e.code === 'Space' && e.target.tagName !== 'INPUT') {
+        if (e.code === 'Space' && !['INPUT', 'BUTTON', 'SELECT'].includes(e.target.tagName)) {
             e.preventDefault();
             setPlaying(!playing);
         }
