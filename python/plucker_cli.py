@@ -422,7 +422,13 @@ def parser():
 
 def main(argv=None):
     p = parser()
-    args = p.parse_args(argv)
+    args, extra = p.parse_known_args(argv)
+    # argparse fills an optional positional with nothing when an option follows the one before it
+    # (`view ROBOT.urdf --floating-base traj.csv`): take the trajectory from what is left over.
+    if extra and getattr(args, "trajectory", "") is None and len(extra) == 1 and not extra[0].startswith("-"):
+        args.trajectory, extra = extra[0], []
+    if extra:
+        p.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.run(args)
     except UsageError as e:

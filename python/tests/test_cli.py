@@ -146,7 +146,7 @@ def test_view_reads_joint_named_columns_and_json(tmp_path):
     assert p.returncode == 0, p.stderr
     assert page_data(tmp_path / "a")["trajectory"]["q"] == Q.tolist()
     (tmp_path / "q.json").write_text(json.dumps({"t": [0, 0.1, 0.2], "q": Q.tolist()}))
-    p = view(ARM, str(tmp_path / "q.json"), "--out", str(tmp_path / "b"), env=env)
+    p = view(ARM, "--out", str(tmp_path / "b"), str(tmp_path / "q.json"), env=env)  # options first works too
     assert p.returncode == 0, p.stderr
     assert page_data(tmp_path / "b")["trajectory"]["q"] == Q.tolist()
 
@@ -206,4 +206,5 @@ def test_view_errors(tmp_path):
           "joint 'root_joint' is not unit (norm 0)")
     fails(1, ARM, *out, expect="the viewer is not built", environment={"PLUCKER_VIEWER_DIR": str(tmp_path / "none")})
     fails(2, ARM, "--port", "70000", expect="not a port number")
+    fails(2, ARM, "a.csv", "b.csv", expect="unrecognized arguments: b.csv")
     assert not (tmp_path / "page").exists()  # nothing written on an error
