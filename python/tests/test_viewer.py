@@ -180,8 +180,9 @@ def test_page_kinematics_match_plucker(arm_page, tmp_path):
 
 
 # A floating robot with every kind of joint the page maps, and the primitives it draws: a
-# tilted planar joint (posed from plucker's kinematics), continuous, prismatic, a merged fixed
-# link, <visual> box and cylinder, a <collision> sphere, and a link with nothing (capsules).
+# tilted planar joint (posed from plucker's kinematics), continuous, prismatic, a floating joint
+# below the root, a merged fixed link, <visual> box and cylinder, a <collision> sphere, and links
+# with nothing (capsules).
 TEST_ROBOT = """<?xml version="1.0"?>
 <robot name="viewer_test">
   <material name="blue"><color rgba="0.2 0.3 0.9 1"/></material>
@@ -195,12 +196,16 @@ TEST_ROBOT = """<?xml version="1.0"?>
   <link name="rod"><inertial><origin xyz="0 0 0.1"/><mass value="0.3"/>
     <inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.001"/></inertial></link>
   <link name="tip"/>
+  <link name="drone"><inertial><mass value="0.2"/><inertia ixx="0.001" ixy="0" ixz="0" iyy="0.001" iyz="0" izz="0.001"/>
+    </inertial></link>
   <joint name="plane" type="planar"><parent link="base"/><child link="slider"/>
     <origin xyz="0.1 0.2 0.3" rpy="0.1 -0.2 0.3"/><axis xyz="1 1 0.5"/></joint>
   <joint name="spin" type="continuous"><parent link="slider"/><child link="wheel"/>
     <origin xyz="0.2 0 0" rpy="0 0.4 0"/><axis xyz="0 1 0"/></joint>
   <joint name="slide" type="prismatic"><parent link="base"/><child link="rod"/>
     <origin xyz="-0.2 0 0" rpy="0.5 0 0"/><axis xyz="0 0.6 0.8"/><limit lower="-0.1" upper="0.1" effort="1" velocity="1"/></joint>
+  <joint name="fly" type="floating"><parent link="base"/><child link="drone"/>
+    <origin xyz="0 0.3 0.2" rpy="0.2 0.1 -0.4"/></joint>
   <joint name="fix" type="fixed"><parent link="rod"/><child link="tip"/><origin xyz="0 0 0.25" rpy="0 0 1"/></joint>
 </robot>
 """
@@ -219,9 +224,9 @@ def test_floating_base_planar_joint_and_primitives(tmp_path, bundle):
     for k in (1, 2):
         s = page_state(tmp_path / "page", f"t={0.5 * k}&paused=1", tmp_path)
         assert s["sample"] == k and s["weight"] == 0
-        assert set(s["links"]) == {"base", "slider", "wheel", "rod", "tip"}
+        assert set(s["links"]) == {"base", "slider", "wheel", "rod", "tip", "drone"}
         assert link_errors(s, m, Q[k]) < 1e-9
-    assert s["drawn"] == {"visual": 2, "collision": 1, "capsules": 2}
+    assert s["drawn"] == {"visual": 2, "collision": 1, "capsules": 3}
     assert s["missing_meshes"] == 0
 
 
