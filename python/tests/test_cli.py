@@ -85,11 +85,12 @@ def fake_bundle(tmp_path):
     return {"PLUCKER_VIEWER_DIR": str(d)}
 
 
-def view(*args, env):
+def view(*args, env, cwd=None):
     e = dict(os.environ, **env)
-    e["PYTHONPATH"] = os.pathsep.join([os.path.join(HERE, ".."), e.get("PYTHONPATH", "")])
+    paths = [os.path.join(HERE, "..")] + e.get("PYTHONPATH", "").split(os.pathsep)
+    e["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in paths if p)  # absolute: cwd may differ
     return subprocess.run([sys.executable, "-m", "plucker_cli", "view", *args], capture_output=True, text=True,
-                          env=e, timeout=120)
+                          env=e, timeout=120, cwd=cwd)
 
 
 def page_data(page):
@@ -124,10 +125,7 @@ def test_view_writes_the_page(tmp_path):
     for q, com in zip(traj_data["q"], traj_data["com"]):
         assert com == plucker.center_of_mass(m, np.array(q)).tolist()
     # no trajectory: one sample at the neutral configuration; --no-serve writes ROBOT_view/ here
-    p = subprocess.run([sys.executable, "-m", "plucker_cli", "view", ARM, "--no-serve"], capture_output=True,
-                       text=True, timeout=120, cwd=tmp_path,
-                       env=dict(os.environ, **env, PYTHONPATH=os.pathsep.join([os.path.join(HERE, ".."),
-                                                                                os.environ.get("PYTHONPATH", "")])))
+    p = view(ARM, "--no-serve", env=env, cwd=tmp_path)
     assert p.returncode == 0, p.stderr
     data = page_data(tmp_path / "plucker_arm_view")
     assert data["trajectory"]["t"] == [0.0] and data["trajectory"]["q"] == [plucker.neutral(m).tolist()]
