@@ -66,7 +66,7 @@ demo: build
 	/usr/bin/python3 examples/plot_demo.py build/demo/trajectory.csv build/demo/demo.png
 	PYTHONPATH=build/python /usr/bin/python3 examples/python/drop_quadruped.py --out build/demo
 	@scripts/install-deps.sh --node || echo "make demo: nodejs/npm could not be installed; the viewer will be skipped"
-	@$(CMAKE) --build build --target plucker_viewer
+	@$(CMAKE) --build build --target plucker_viewer > /dev/null
 	@rm -rf build/demo/viewer
 	@if [ ! -f build/viewer/dist/viewer.js ]; then \
 	  echo "make demo: viewer skipped (node/npm not installed: scripts/install-deps.sh --node, then make demo)"; \
