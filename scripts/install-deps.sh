@@ -8,6 +8,9 @@
 #   scripts/install-deps.sh --clang    + clang (make test-clang)
 #   scripts/install-deps.sh --flops    + valgrind and objdump (operation counts)
 #   scripts/install-deps.sh --docs     + Sphinx, MyST and Doxygen (make docs)
+#   scripts/install-deps.sh --node     + nodejs and npm, when `node` / `npm` are not on PATH
+#                                        (the browser viewer's build: npm ci + esbuild)
+#   scripts/install-deps.sh --viewer   --node + chromium (the viewer's headless-browser test)
 set -euo pipefail
 
 packages=(
@@ -30,7 +33,13 @@ for arg in "$@"; do
     --clang) packages+=(clang) ;;
     --flops) packages+=("${flops_packages[@]}") ;;
     --docs) packages+=("${docs_packages[@]}") ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    --node|--viewer)
+      # Debian's nodejs 18 and npm 9 when there is no node at all; a node from elsewhere
+      # (NodeSource's bundles its npm) is kept as it is: Debian's npm would conflict with it.
+      command -v node >/dev/null 2>&1 || packages+=(nodejs)
+      command -v npm >/dev/null 2>&1 || packages+=(npm)
+      if [[ "$arg" == --viewer ]]; then packages+=(chromium); fi ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
