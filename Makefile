@@ -59,12 +59,12 @@ endef
 all: build
 
 build:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh --node
 	$(call configure,build,-DCMAKE_BUILD_TYPE=Release)
 	$(CMAKE) --build build -j$(JOBS)
 
 test: build
-	@scripts/install-deps.sh --docs
+	@scripts/install-deps.sh --docs --viewer
 	$(CTEST) --test-dir build --output-on-failure -j$(JOBS)
 
 docs: build
