@@ -93,7 +93,8 @@ py::dict pairs_dict(std::span<const plucker::ContactPair> pairs) {
 const char* const simulator_doc =
     "Simulator(model, dt=1e-3, integrator='semi_implicit_euler', baumgarte=(10.0, 10.0),\n"
     "          constrained_method='range_space')\n\n"
-    "A fixed-step simulator with compliant contact (docs/contact.md). It keeps a copy of the model.\n"
+    "A fixed-step simulator with compliant contact (documentation: Compliant contact and simulation).\n"
+    "It keeps a copy of the model.\n"
     "integrator: 'semi_implicit_euler' (first order), 'rk4' (fourth order; RKMK on free-flyer and\n"
     "spherical joints) or 'implicit_euler' (linearly implicit in the contact forces, for stiff contact and\n"
     "friction; trees only). Contact forces enter as external forces (aba with\n"
@@ -137,8 +138,10 @@ void bind_contact(py::module_& mod) {
       py::arg("static_friction") = py::none(), py::arg("stribeck_velocity") = 0.1, py::arg("regularization") = 0.01,
       "Adds the half-space {y : normal . y <= offset} (normal normalised); returns its index.\n"
       "contact: 'hunt_crossley' f = k x^n + d x^n xdot, 'linear' f = k x + d xdot, 'azad_featherstone'\n"
-      "f = k x^n + d x^(n-1) xdot (n = 1.5: Azad & Featherstone), all clamped at f >= 0. damping=None:\n"
-      "0.3 k for hunt_crossley (Marhefka & Orin alpha = 0.2 s/m), 0 otherwise. Friction: regularised\n"
+      "f = k x^n + d x^(n-1) xdot (n = 1.5: Azad & Featherstone, \"A New Nonlinear Model of Contact\n"
+      "Normal Force\", IEEE T-RO 2014), all clamped at f >= 0. damping=None: 0.3 k for hunt_crossley\n"
+      "(alpha = 0.2 s/m of Marhefka & Orin, \"A Compliant Contact Model with Nonlinear Damping for\n"
+      "Simulation of Robotic Systems\", IEEE T-SMC-A 1999), 0 otherwise. Friction: regularised\n"
       "Coulomb f_t = -mu(s) f_n v_t / sqrt(s^2 + regularization^2), s = |v_t|, mu(s) = friction +\n"
       "(static_friction - friction) exp(-(s / stribeck_velocity)^2).");
   cls.def(
@@ -330,7 +333,8 @@ void bind_contact(py::module_& mod) {
       py::arg("contact"), py::arg("impact_speed"), py::arg("mass") = 1.0, py::arg("stiffness") = 1e5,
       py::arg("damping") = py::none(), py::arg("exponent") = 1.5,
       "e = -v_out / v_in of a mass hitting the contact at impact_speed without gravity: closed form for\n"
-      "'linear' (underdamped) and 'hunt_crossley', quadrature otherwise (docs/contact.md).");
+      "'linear' (underdamped) and 'hunt_crossley', quadrature otherwise (documentation: Compliant contact\n"
+      "and simulation).");
   mod.def(
       "static_penetration",
       [](const std::string& contact, double load, double stiffness, double exponent) {

@@ -105,8 +105,9 @@ void bind_forward_dynamics(py::module_& mod) {
         return call({&qa}, [&] { return mat_out(plucker::mass_matrix_newton_euler(m.model(), m.data(), qa)); });
       },
       py::arg("model"), py::arg("q"),
-      "M = H^T P^-T I P^-1 H (paper 000, the Newton-Euler factorisation of the global formulation),\n"
-      "applied as operators in world coordinates: the reference form the CRBA is checked against.");
+      "M = H^T P^-T I P^-1 H, the Newton-Euler factorisation of the global formulation (Featherstone &\n"
+      "Orin, \"Robot Dynamics: Equations and Algorithms\", ICRA 2000, Eqs. 23-29), applied as operators\n"
+      "in world coordinates: the reference form the CRBA is checked against.");
   mod.def(
       "minv",
       [](PyModel& m, ArrayLike q) {
@@ -115,7 +116,9 @@ void bind_forward_dynamics(py::module_& mod) {
         return call({&qa}, [&] { return mat_out(plucker::minv(m.model(), m.data(), qa)); });
       },
       py::arg("model"), py::arg("q"),
-      "M(q)^-1, (nv, nv), from the operator form [I - H psi K]* D^-1 [I - H psi K] (Jain Lemma 6.4),\n"
+      "M(q)^-1, (nv, nv), from the operator form [I - H psi K]* D^-1 [I - H psi K] (Jain, \"Unified\n"
+      "Formulation of Dynamics for Serial Rigid Multibody Systems\", J. Guidance, Control, and Dynamics\n"
+      "1991, Lemma 6.4),\n"
       "O(N^2) without forming or factorising M. Raises plucker.SingularError naming the joint.");
   mod.def("solve_conjugate_gradient", &solve_cg_py, py::arg("model"), py::arg("q"), py::arg("b"),
           py::arg("preconditioned") = false, py::arg("tolerance") = 1e-14, py::arg("max_iterations") = py::none(),

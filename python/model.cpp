@@ -232,7 +232,10 @@ void bind_builders(py::module_& mod) {
         return wrap(plucker::build_random_tree(n, bf, skew, taper, seed_arg(seed)));
       },
       py::arg("n"), py::arg("branching_factor") = 1.0, py::arg("skew") = 0.0, py::arg("taper") = 1.0,
-      py::arg("seed") = 0, "Featherstone autoTree-like fixed-base tree of n revolute bodies.");
+      py::arg("seed") = 0,
+      "Fixed-base tree of n revolute bodies, as Featherstone's autoTree (spatial_v2) builds them:\n"
+      "branching_factor 1 is a chain, 2 a binary tree; successive joint axes turned by skew about the\n"
+      "link; link i of length and mass taper^(i-1); masses perturbed by 3 % from the seed.");
   mod.def(
       "build_humanoid",
       [](Seed seed, bool floating_base) { return wrap(plucker::build_humanoid(seed_arg(seed), floating_base)); },
@@ -296,7 +299,7 @@ void bind_model(py::module_& mod) {
           "Names of the movable joints (nv > 0), in model (q/v) order.")
       .def_property_readonly(
           "loop_joint_names", [](const PyModel& m) { return str_list(m.model().loop_joint_names()); },
-          "Names of the loop-closing joints (docs/loops.md), in constraint-row order.")
+          "Names of the loop-closing joints (documentation: Closed kinematic loops), in constraint-row order.")
       .def_property_readonly(
           "num_constraints", [](const PyModel& m) { return m.model().num_constraints(); },
           "Rows of phi(q) = 0: 6 - dof per loop joint, then one per mimic joint.")

@@ -103,8 +103,10 @@ void bind_operational_space(py::module_& mod) {
       "Lambda, N (nv, nv) = I - Jbar J, bias (m,) = mu + p = Lambda (J M^-1 C - Jdot v).");
   mod.def("operational_space", &operational_space_py, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tasks"),
           py::arg("frame") = "local", py::arg("method") = "dense",
-          "Operational-space dynamics (Khatib 1987) of a list of tasks: OperationalSpaceResult(J, Jdot_v,\n"
-          "Lambda, Lambda_inv, Jbar, N, bias) such that tau = J^T F gives Lambda xdd + bias = F with\n"
+          "Operational-space dynamics (Khatib, \"A Unified Approach for Motion and Force Control of Robot\n"
+          "Manipulators: The Operational Space Formulation\", IEEE J. Robotics and Automation 1987) of a\n"
+          "list of tasks: OperationalSpaceResult(J, Jdot_v, Lambda, Lambda_inv, Jbar, N, bias) such that\n"
+          "tau = J^T F gives Lambda xdd + bias = F with\n"
           "xdd = J qdd + Jdot_v. A task is a body or frame name (Model.body_names, Model.frame_names; all\n"
           "six rows [angular; linear]) or a (name, rows) pair, rows being 'all', 'position' (rows 3-5),\n"
           "'orientation' (rows 0-2) or a list of row indices (0-2 angular x y z, 3-5 linear x y z); the\n"

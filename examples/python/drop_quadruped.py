@@ -12,7 +12,10 @@ light feet chatter with the explicit step, see docs/contact.md). Two runs of plu
     keeps the robot up: it lands, bounces, settles at a constant height;
   * passive: zero torques, the legs fold and the robot ends on its base and knees (extra contact
     spheres there), in one C++ rollout.
-Writes drop_quadruped.png (base height, foot penetration, energy) and drop_quadruped.json.
+Writes drop_quadruped.png (base height, foot penetration, energy), drop_quadruped.json and
+drop_quadruped_trajectory.csv: the standing run at 100 Hz in the format of `plucker simulate`
+(t, q0.., v0.., energy; here the simulator's total, elastic energy included), for
+`plucker view solo12.urdf drop_quadruped_trajectory.csv` (make demo writes that page).
 
 usage: drop_quadruped.py [--model URDF] [--seconds T] [--dt DT] [--regularization EPS]
                          [--integrator NAME] [--out DIR]
@@ -86,6 +89,7 @@ def main(argv=None):
     t_wall = time.perf_counter()
     height, pen, energy, active = [q[2]], [sim.contacts(q, v)["penetration"]], [sim.energy(q, v)["total"]], []
     joint_speed = []
+    states = [(q.copy(), v.copy())]
     for _ in range(steps):
         tau = np.zeros(model.nv)
         g = plucker.gravity_torques(model, q)
@@ -97,6 +101,7 @@ def main(argv=None):
         active.append(c["active"])
         energy.append(sim.energy(q, v)["total"])
         joint_speed.append(np.max(np.abs(v[iv])))
+        states.append((q.copy(), v.copy()))
     loop_rate = steps / (time.perf_counter() - t_wall)
     height, pen, energy = np.array(height), np.array(pen), np.array(energy)
 
@@ -155,6 +160,13 @@ def main(argv=None):
         "steps_per_second_python_loop": float(loop_rate),
         "steps_per_second_rollout": float(rollout_rate),
     }
+    every = max(1, int(round(0.01 / args.dt)))
+    with open(os.path.join(args.out, "drop_quadruped_trajectory.csv"), "w") as f:
+        f.write(",".join(["t"] + [f"q{k}" for k in range(model.nq)] + [f"v{k}" for k in range(model.nv)] + ["energy"]))
+        f.write("\n")
+        for k in range(0, steps + 1, every):
+            q, v = states[k]
+            f.write(",".join(f"{x:.17g}" for x in [k * args.dt, *q, *v, energy[k]]) + "\n")
     with open(os.path.join(args.out, "drop_quadruped.json"), "w") as f:
         json.dump(summary, f, indent=2)
     print(json.dumps(summary))

@@ -17,6 +17,14 @@ def test_drop_quadruped_lands_and_stands(tmp_path):
     assert s["max_joint_speed_last_0.2s"] < 0.05  # no friction chatter
     assert s["final_energy"] < s["initial_energy"]
     assert s["max_penetration"] < 0.02
+    # the trajectory for `plucker view`: 100 Hz, the CLI's columns, ending where the summary says
+    import numpy as np
+    import plucker_cli
+
+    t, Q, names = plucker_cli.read_trajectory(str(tmp_path / "out" / "drop_quadruped_trajectory.csv"))
+    assert names is None and Q.shape == (101, 19)
+    np.testing.assert_allclose(t, np.arange(101) * 0.01, rtol=0, atol=1e-12)
+    assert (Q[0, 2], Q[-1, 2]) == (s["initial_height"], s["final_height"])
 
 
 @pytest.mark.skipif(not os.path.exists(os.path.join(MODELS_DIR, "solo12.urdf")), reason="solo12.urdf absent")

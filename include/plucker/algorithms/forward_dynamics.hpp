@@ -1,7 +1,8 @@
-// Forward dynamics, every class of method (paper 002, Jain 1991, generalised from serial
-// chains to kinematic trees with multi-DoF joints), the factorisations of the joint-space
-// inertia matrix that exploit branch-induced sparsity (paper 003, Featherstone 2005), and
-// one entry point that runs any of them or picks the fastest for the model.
+// Forward dynamics, every class of method (Jain, "Unified Formulation of Dynamics for Serial Rigid Multibody Systems",
+// J. Guidance, Control, and Dynamics 1991, generalised from serial chains to kinematic trees with multi-DoF joints),
+// the factorisations of the joint-space inertia matrix that exploit branch-induced sparsity (Featherstone, "Efficient
+// Factorization of the Joint-Space Inertia Matrix for Branched Kinematic Trees", IJRR 2005), and one entry point that
+// runs any of them or picks the fastest for the model.
 //
 //   O(N^3)  M by the direct method, the symmetry-based method or the CRBA (crba.hpp), then a
 //           factorisation: dense Cholesky, or LTDL / LTL on the tree's sparsity pattern.
@@ -33,32 +34,32 @@
 namespace plucker {
 
 // ============================================================================================
-// O(N^3) class: the joint-space inertia matrix (paper 002 §3), and CRB-inertia inverse dynamics
+// O(N^3) class: the joint-space inertia matrix (Jain 1991, §3), and CRB-inertia inverse dynamics
 // ============================================================================================
 
-/// M(q) by the direct method (paper 000 §3.2 method 1, paper 002 §3): column k is the gravity-free
-/// inverse dynamics ID(q, 0, e_k) = D(q, 0, e_k) - D(q, 0, 0), nv calls of the O(N) mass_times
-/// kernel on one set of poses. Full symmetric. Returns data.M.
+/// M(q) by the direct method (Featherstone & Orin, "Robot Dynamics: Equations and Algorithms", ICRA 2000, §3.2 method
+/// 1; Jain 1991, §3): column k is the gravity-free inverse dynamics ID(q, 0, e_k) = D(q, 0, e_k) - D(q, 0, 0), nv calls
+/// of the O(N) mass_times kernel on one set of poses. Full symmetric. Returns data.M.
 const MatX& mass_matrix_direct(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
 
-/// M(q) by the symmetry-based method (paper 002 §3): for column k only the subtree of k's joint
+/// M(q) by the symmetry-based method (Jain 1991, §3): for column k only the subtree of k's joint
 /// moves, so inverse dynamics on that subtree alone gives the rows of M in the subtree (the lower
 /// triangle); the upper triangle follows by symmetry. Returns data.M.
 const MatX& mass_matrix_symmetry(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
 
 /// tau = M(q) y: the O(N) inverse-dynamics product without velocity, gravity or external
-/// forces (paper 002 §4; the product conjugate gradient needs). Returns data.tau.
+/// forces (Jain 1991, §4; the product conjugate gradient needs). Returns data.tau.
 const VecX& mass_times(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                        const Eigen::Ref<const VecX>& y);
 
-/// Inverse dynamics by composite rigid-body inertias (paper 002 Lemma 3.2, f = R alpha + y, with
+/// Inverse dynamics by composite rigid-body inertias (Jain 1991, Lemma 3.2, f = R alpha + y, with
 /// the bias forces of Lemma 6.5): two decoupled recursions, alpha outward and the correction
 /// force y inward together with R (Eq. 24). Equal to rnea(q, v, a). Returns data.tau.
 const VecX& rnea_composite(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                            const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& a);
 
 // ============================================================================================
-// Branch-induced sparsity (paper 003, Featherstone 2005): factorisations in place on M
+// Branch-induced sparsity (Featherstone 2005): factorisations in place on M
 // ============================================================================================
 
 /// M = L^T D L (L unit lower triangular, D diagonal) in place on data.M, which must hold M's upper
@@ -96,24 +97,23 @@ FactorisationCost ltl_cost(const Model& model);
 FactorisationCost dense_cholesky_cost(int n);
 
 // ============================================================================================
-// O(N^2) class (paper 002 §4)
+// O(N^2) class (Jain 1991, §4)
 // ============================================================================================
 
-/// x = M(q)^-1 b by conjugate gradient (paper 002 §4, the loop of Ref. 18): every M p is the O(N)
-/// product mass_times on one set of poses; M is never formed. With `preconditioned`, the
-/// preconditioner is Lambda = diag(H R H*) (Jain; Ref. 5), the d x d diagonal blocks of M from
-/// the composite inertias R, O(N). Iterates until the true residual |b - M x| is at most
-/// tolerance |b|, or at the floor of rounding (a backward error of 10 eps for the system scaled by
-/// M's diagonal, see Data::CgReport), and reports iterations, relative
-/// residual and backward error in data.cg; throws ConvergenceError (with iterations and relative
-/// residual) when max_iterations (default 20 nv, a safety net) pass first. Throws SingularError naming the joint
-/// when a block of diag(H R H*) is singular (massless subtree) or when p^T M p vanishes.
-/// forward_dynamics(method cg or pcg) uses tolerance 1e-14.
+/// x = M(q)^-1 b by conjugate gradient (Jain 1991, §4; the loop of Golub & Van Loan, "Matrix Computations"): every M p
+/// is the O(N) product mass_times on one set of poses; M is never formed. With `preconditioned`, the preconditioner is
+/// Lambda = diag(H R H*) (Jain 1991; Fijany & Scheid, "Efficient Conjugate Gradient Algorithms for Computation of the
+/// Manipulator Forward Dynamics", 1989), the d x d diagonal blocks of M from the composite inertias R, O(N). Iterates
+/// until the true residual |b - M x| is at most tolerance |b|, or at the floor of rounding (a backward error of 10 eps
+/// for the system scaled by M's diagonal, see Data::CgReport), and reports iterations, relative residual and backward
+/// error in data.cg; throws ConvergenceError (with iterations and relative residual) when max_iterations (default 20
+/// nv, a safety net) pass first. Throws SingularError naming the joint when a block of diag(H R H*) is singular
+/// (massless subtree) or when p^T M p vanishes. forward_dynamics(method cg or pcg) uses tolerance 1e-14.
 const VecX& solve_conjugate_gradient(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                                      const Eigen::Ref<const VecX>& b, bool preconditioned, double tolerance = 1e-14,
                                      int max_iterations = -1);
 
-/// The innovations factors of paper 002 Lemma 6.2 as dense matrices, M = L D L^T with
+/// The innovations factors of Jain 1991, Lemma 6.2, as dense matrices, M = L D L^T with
 /// L = I + H phi K (unit upper triangular in plucker's numbering: L(i, j) = H(i) phi(i, j) G(j)
 /// for joint(i) a strict ancestor of joint(j)) and D = H P H* block diagonal (d x d per joint).
 /// For 1-DoF joints, L^T is the L of factorize_ltdl and D its diagonal. A testing aid:
@@ -123,7 +123,7 @@ struct InnovationsFactors {
 };
 InnovationsFactors innovations_factors(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
 
-/// x = M(q)^-1 b by the innovations factorisation (paper 002 §4, triangularised equations):
+/// x = M(q)^-1 b by the innovations factorisation (Jain 1991, §4, triangularised equations):
 /// the factors P, D, G (O(N), Jain Eq. 45), then (a) [I + H phi K] e = b and x' = D^-1 e,
 /// (b) [I + H phi K]* x = x', each triangular solve an O(N) recursion over the tree.
 /// Returns data.fd_x.
@@ -131,7 +131,7 @@ const VecX& solve_innovations(const Model& model, Data& data, const Eigen::Ref<c
                               const Eigen::Ref<const VecX>& b);
 
 // ============================================================================================
-// The operator form of the O(N) class: M^-1 in closed form (paper 002 Lemmas 6.1-6.4)
+// The operator form of the O(N) class: M^-1 in closed form (Jain 1991, Lemmas 6.1-6.4)
 // ============================================================================================
 
 /// M(q)^-1 = [I - H psi K]* D^-1 [I - H psi K] (Lemma 6.4) formed explicitly in O(N^2) without
@@ -141,7 +141,7 @@ const VecX& solve_innovations(const Model& model, Data& data, const Eigen::Ref<c
 const MatX& minv(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
 
 // ============================================================================================
-// The global formulation (paper 000 §3.5, Eqs. 23-29): the tree as N unconstrained bodies
+// The global formulation (Featherstone & Orin 2000, §3.5, Eqs. 23-29): the tree as N unconstrained bodies
 // ============================================================================================
 
 /// M = H^T P^-T I P^-1 H, the Newton-Euler factorisation of the global formulation, applied as

@@ -1,19 +1,20 @@
-// Operational-space dynamics (Khatib 1987): the task Jacobian J of a set of task frames, the
-// operational-space inertia Lambda = (J M^-1 J^T)^-1 and its inverse, the dynamically
-// consistent generalised inverse Jbar = M^-1 J^T Lambda, the null-space projector
-// N = I - Jbar J and the task-space bias force mu + p, such that the joint-space dynamics
-// M qdd + C = tau with tau = J^T F become, in task space,
+// Operational-space dynamics (Khatib, "A Unified Approach for Motion and Force Control of Robot Manipulators: The
+// Operational Space Formulation", IEEE J. Robotics and Automation 1987): the task Jacobian J of a set of task frames,
+// the operational-space inertia Lambda = (J M^-1 J^T)^-1 and its inverse, the dynamically consistent generalised
+// inverse Jbar = M^-1 J^T Lambda, the null-space projector N = I - Jbar J and the task-space bias force mu + p, such
+// that the joint-space dynamics M qdd + C = tau with tau = J^T F become, in task space,
 //
 //   Lambda xdd + mu + p = F,   mu + p = Lambda (J M^-1 C - Jdot v) = Jbar^T C - Lambda Jdot v,
 //
 // with xdd = d/dt (J v) = J qdd + Jdot v and C = nonlinear_effects(q, v) (Coriolis, centrifugal
-// and gravity). docs/operational_space.md gives the conventions, references and timings.
+// and gravity). The documentation's page "Operational-space dynamics" gives the conventions, references and timings.
 //
-// Method `Dense` (Featherstone 2010's "basic matrix method", with the sparsity-keeping
-// factorisation of Featherstone 2005): M by the CRBA, M = L^T D L by LTDL on the tree's pattern,
-// W = D^-1/2 L^-T J^T (nonzero only on the task bodies' supports), Lambda^-1 = W^T W, Lambda by
-// an LDL^T of Lambda^-1 in task-row order, Jbar = L^-1 D^-1/2 (W Lambda). O(nv^2 m) for N,
-// O(nv (d + m) m) for the rest (d: the depth of the task bodies in DoFs).
+// Method `Dense` (the "basic matrix method" of Featherstone, "Exploiting Sparsity in Operational-space
+// Dynamics", IJRR 2010, with the sparsity-keeping factorisation of Featherstone, "Efficient Factorization of the
+// Joint-Space Inertia Matrix for Branched Kinematic Trees", IJRR 2005): M by the CRBA, M = L^T D L by LTDL on the
+// tree's pattern, W = D^-1/2 L^-T J^T (nonzero only on the task bodies' supports), Lambda^-1 = W^T W, Lambda by an
+// LDL^T of Lambda^-1 in task-row order, Jbar = L^-1 D^-1/2 (W Lambda). O(nv^2 m) for N, O(nv (d + m) m) for the rest
+// (d: the depth of the task bodies in DoFs).
 #pragma once
 
 #include <array>

@@ -1,7 +1,7 @@
-// The kinematics of loop constraints (paper 000 §3.4, Eqs. 16-18): the constraint function
-// phi(q), the loop Jacobian L (phi-dot = L v) and the bias c (L qdd = c), the assembly of a
-// consistent configuration (Newton projection onto phi(q) = 0) and the projection of a
-// velocity onto the constraint tangent space.
+// The kinematics of loop constraints (Featherstone & Orin, "Robot Dynamics: Equations and Algorithms", ICRA 2000, §3.4,
+// Eqs. 16-18): the constraint function phi(q), the loop Jacobian L (phi-dot = L v) and the bias c (L qdd = c), the
+// assembly of a consistent configuration (Newton projection onto phi(q) = 0) and the projection of a velocity onto the
+// constraint tangent space.
 //
 // Rows of phi: for each loop joint k (in Model order) 6 - dof_k rows, then one row per mimic
 // relation (q_follower - multiplier q_leader - offset).
@@ -72,7 +72,7 @@ VecX assemble(const Model& model, Data& data, const Eigen::Ref<const VecX>& q_gu
 /// The velocity closest to v in the kinetic-energy metric that satisfies L v = 0 (computed on a
 /// null-space basis of L, O(nv^3)):
 /// v - M^-1 L^T (L M^-1 L^T)^+ L v (the position-and-velocity projection step of constraint
-/// stabilisation, paper 000 footnote 3). q must be (close to) assembled.
+/// stabilisation, Featherstone & Orin 2000, footnote 3). q must be (close to) assembled.
 VecX project_velocity(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                       double rank_tolerance = 1e-10);
 

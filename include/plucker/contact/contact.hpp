@@ -1,7 +1,7 @@
-// Compliant contact (docs/contact.md): contact geometry on bodies and frames (points, spheres),
-// half-space environments (a ground plane with any unit normal), normal-force models, and a
-// regularised Coulomb friction law. Contact forces enter the dynamics as external forces on the
-// bodies (ReferenceFrame::World: [moment about the world origin; force] in world coordinates).
+// Compliant contact (documentation: Compliant contact and simulation): contact geometry on bodies and frames (points,
+// spheres), half-space environments (a ground plane with any unit normal), normal-force models, and a regularised
+// Coulomb friction law. Contact forces enter the dynamics as external forces on the bodies (ReferenceFrame::World:
+// [moment about the world origin; force] in world coordinates).
 //
 // Narrow phase: sphere (or point) against half-space only. A point is a sphere of radius 0.
 // Penetration x = radius - (n . c - offset) for a sphere of world centre c against the half-space
@@ -22,9 +22,10 @@ namespace plucker {
 /// while penetrating). Every law is clamped at zero: the ground never pulls.
 enum class ContactLaw : int {
   Linear,            ///< "linear": f = k x + c xdot (Kelvin-Voigt spring-damper)
-  HuntCrossley,      ///< "hunt_crossley": f = k x^n + lambda x^n xdot (Hunt & Crossley 1975)
+  HuntCrossley,      ///< "hunt_crossley": f = k x^n + lambda x^n xdot (Hunt & Crossley, "Coefficient of Restitution
+                     ///< Interpreted as Damping in Vibroimpact", J. Applied Mechanics 1975)
   AzadFeatherstone,  ///< "azad_featherstone": f = k x^n + lambda x^(n-1) xdot (n = 3/2 is Azad &
-                     ///< Featherstone's form, damping proportional to sqrt(x); docs/contact.md)
+                     ///< Featherstone's form, damping proportional to sqrt(x); documentation: Compliant contact)
 };
 std::string_view to_string(ContactLaw law);
 /// "linear", "hunt_crossley", "azad_featherstone"; throws InvalidArgument naming the others.
@@ -60,7 +61,7 @@ double static_penetration(const NormalForceModel& model, double load);
 /// time scale (relative accuracy ~1e-10).
 double coefficient_of_restitution(const NormalForceModel& model, double mass, double impact_speed);
 
-/// Regularised Coulomb friction (docs/contact.md):
+/// Regularised Coulomb friction (documentation: Compliant contact and simulation):
 ///     f_t = -mu(|v_t|) f_n v_t / sqrt(|v_t|^2 + eps^2),
 ///     mu(s) = mu_d + (mu_s - mu_d) exp(-(s / v_s)^2)            (a Stribeck-like blend)
 /// with eps the regularisation velocity (the slip speed at which |f_t| reaches 1/sqrt(2) of

@@ -1,4 +1,4 @@
-// A fixed-step simulator of a model with compliant contact (docs/contact.md).
+// A fixed-step simulator of a model with compliant contact (documentation: Compliant contact and simulation).
 //
 //   Simulator sim(model, 1e-3, Integrator::SemiImplicitEuler);
 //   sim.add_ground(HalfSpace{...});
@@ -60,7 +60,7 @@ class Simulator {
     return scene_.add_sphere(model_, frame, center, radius);
   }
   int add_point(const std::string& frame, const Vec3& position) { return scene_.add_point(model_, frame, position); }
-  /// A sphere for every <collision><geometry><sphere> of the URDF file `path` (centre: the
+  /// A sphere for every `<collision><geometry><sphere>` of the URDF file `path` (centre: the
   /// collision origin's xyz in the link's frame; a link merged by a fixed joint is a frame, so its
   /// spheres go on its body). Every link must be a body or frame of this model (InvalidArgument
   /// naming it; nothing is added then); malformed documents raise ModelError. Returns how many

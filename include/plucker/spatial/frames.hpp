@@ -1,5 +1,5 @@
 // Which coordinates a Jacobian, a frame velocity or acceleration, or an external force is
-// expressed in (DEVELOPERS.md). One enum, used by every function that takes a frame.
+// expressed in (documentation: Conventions). One enum, used by every function that takes a frame.
 #pragma once
 
 #include <span>
