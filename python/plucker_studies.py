@@ -207,3 +207,327 @@ def free_base_joint_inertia(model, q):
     Mbb, Mjb, Mjj = M[:6, :6], M[6:, :6], M[6:, 6:]
     S = Mjj - Mjb @ np.linalg.solve(Mbb, Mjb.T)
     return 0.5 * (S + S.T)
+
+
+# ============================================================================ balance
+# Velocity gains and the simple planar model of balancing (issue #22; Featherstone, RSS 2015 and
+# IJRR 35(14) 2016, "Quantitative measures of a robot's physical ability to balance"; ISRR 2015
+# and IJRR 2017, "A simple model of balancing in the plane and a simple preview balance
+# controller"). docs/studies/balance.md states which formula comes from where and which parts
+# could not be checked against the papers' text.
+#
+# The model convention: the robot's first joint(s) model the contact with the ground and are
+# passive. One revolute joint whose axis passes through the contact point is a point foot in the
+# plane (the motion is in the plane normal to the axis); up to three revolute joints with axes
+# through one point (massless links between them) are a point contact in 3-D. Every other joint
+# may be actuated.
+
+_REVOLUTE = ("revolute", "revolute_x", "revolute_y", "revolute_z")
+
+
+def _check_model_q(model, q, who):
+    if not isinstance(model, plucker.Model):
+        raise TypeError(f"{who}: expected a plucker.Model, got {type(model).__name__}")
+    q = np.asarray(q, dtype=np.float64)
+    if q.shape != (model.nq,):
+        raise ValueError(f"{who}: q has shape {q.shape}, the model needs ({model.nq},)")
+    if not np.all(np.isfinite(q)):
+        raise ValueError(f"{who}: q has non-finite entries")
+    return q
+
+
+def contact_dofs(model, contact_joints=None, who="plucker_studies.contact_dofs"):
+    """Velocity indices of the passive contact joints: the first joint by default, or the named
+    joints, which must be the model's first joints (v indices 0..k-1), revolute, and hang from the
+    fixed base in a chain (the first from the base, each next one from the previous one)."""
+    names = model.joint_names
+    if contact_joints is None:
+        if not names:
+            raise ValueError(f"{who}: the model has no joint")
+        contact_joints = [names[0]]
+    if isinstance(contact_joints, str):
+        contact_joints = [contact_joints]
+    contact_joints = list(contact_joints)
+    if not 1 <= len(contact_joints) <= 3:
+        raise ValueError(f"{who}: need 1 to 3 contact joints, got {len(contact_joints)}")
+    parents = model.parents
+    for k, name in enumerate(contact_joints):
+        if name not in names:
+            raise ValueError(f"{who}: no joint named {name!r} (joints: {names})")
+        kind = model.joint_kind(name)
+        if kind not in _REVOLUTE:
+            raise ValueError(f"{who}: contact joint {name!r} is {kind}; a point contact is modelled by revolute joints")
+        if model.joint_v_index(name) != k:
+            raise ValueError(f"{who}: contact joint {name!r} must be joint number {k + 1} of the model "
+                             f"(v index {k}), it has v index {model.joint_v_index(name)}")
+        body = model.body_index(_joint_body(model, name))
+        if parents[body] != (0 if k == 0 else body - 1):
+            raise ValueError(f"{who}: contact joint {name!r} must hang from "
+                             f"{'the fixed base' if k == 0 else repr(contact_joints[k - 1])}")
+    return np.arange(len(contact_joints))
+
+
+def _joint_body(model, joint_name):
+    """Name of the body a joint moves (the joints and bodies share an order)."""
+    return model.body_names[model.joint_names.index(joint_name) + 1]
+
+
+def _world_axis_and_point(model, q, joint_name):
+    """Unit axis (world) of a revolute joint and a point on it: from the world-frame Jacobian of
+    its body (the joint's column is [axis; point x axis]... read as [n; -n x p] = [n; p x n])."""
+    body = _joint_body(model, joint_name)
+    J = plucker.body_jacobian(model, q, body, frame="world")
+    col = J[:, model.joint_v_index(joint_name)]
+    n, v0 = col[:3], col[3:]
+    # v0 = velocity of the body point at the world origin = n x (0 - p) = p x n; the point of the
+    # axis closest to the origin is p = n x v0 (|n| = 1).
+    return n, np.cross(n, v0)
+
+
+def up_direction(model):
+    """Unit vector opposite to the model's gravity."""
+    g = np.asarray(model.gravity, dtype=np.float64)
+    ng = float(np.linalg.norm(g))
+    if not ng > 0.0:
+        raise ValueError("plucker_studies: the model has zero gravity; balance needs gravity")
+    return -g / ng
+
+
+def horizontal_directions(model, q, contact_joints=None):
+    """Rows: the horizontal unit directions in which the COM velocity is measured.
+
+    One revolute contact joint (a point foot in the plane): one row, u = up x n... chosen so that
+    a positive contact-joint rotation of an upright robot moves its COM along +u (u = n x up for
+    axis n). Two or three contact joints (a point contact in 3-D): an orthonormal basis (e1, e2)
+    of the horizontal plane with e1 x e2 = up (e1 from world x, or world y if x is vertical)."""
+    q = _check_model_q(model, q, "plucker_studies.horizontal_directions")
+    dofs = contact_dofs(model, contact_joints, "plucker_studies.horizontal_directions")
+    up = up_direction(model)
+    names = model.joint_names
+    if dofs.size == 1:
+        n, _ = _world_axis_and_point(model, q, names[0])
+        u = np.cross(n, up)
+        nu = float(np.linalg.norm(u))
+        if nu < 1e-9:
+            raise ValueError(f"plucker_studies: contact joint {names[0]!r} has a vertical axis; "
+                             "a planar point foot needs a horizontal axis")
+        if abs(float(n @ up)) > 1e-9:
+            raise ValueError(f"plucker_studies: contact joint {names[0]!r} axis is not horizontal "
+                             f"(n . up = {float(n @ up):.3g}); the planar balance model needs a horizontal axis")
+        return (u / nu)[None, :]
+    e1 = np.array([1.0, 0.0, 0.0])
+    if abs(float(e1 @ up)) > 0.9:
+        e1 = np.array([0.0, 1.0, 0.0])
+    e1 = e1 - (e1 @ up) * up
+    e1 /= np.linalg.norm(e1)
+    return np.vstack([e1, np.cross(up, e1)])
+
+
+def contact_point(model, q, contact_joints=None):
+    """World position of the contact point: on the first contact joint's axis (for a 3-D point
+    contact, where the axes meet), the point of that axis closest to the world origin."""
+    q = _check_model_q(model, q, "plucker_studies.contact_point")
+    contact_dofs(model, contact_joints, "plucker_studies.contact_point")
+    _, p = _world_axis_and_point(model, q, model.joint_names[0])
+    return p
+
+
+def _actuated_dofs(model, joints, passive, who):
+    if isinstance(joints, str):
+        joints = [joints]
+    joints = list(joints)
+    if not joints:
+        raise ValueError(f"{who}: no actuated joint given")
+    out = []
+    for name in joints:
+        if name not in model.joint_names:
+            raise ValueError(f"{who}: no joint named {name!r} (joints: {model.joint_names})")
+        start, nv = model.joint_v_index(name), model.joint_nv(name)
+        if nv == 0:
+            raise ValueError(f"{who}: joint {name!r} is fixed; it cannot be actuated")
+        idx = list(range(start, start + nv))
+        if set(idx) & set(passive.tolist()):
+            raise ValueError(f"{who}: joint {name!r} is a contact joint (passive); it cannot be the actuated joint")
+        if set(idx) & set(out):
+            raise ValueError(f"{who}: joint {name!r} given twice")
+        out.extend(idx)
+    return np.array(out, dtype=int)
+
+
+def velocity_gain_matrix(model, q, actuated_joints, others="locked", contact_joints=None):
+    """Velocity gains of a robot balancing on a point contact (Featherstone 2015/2016).
+
+    Starting from any motion, an impulse at the actuated joints (and none at the passive contact
+    joints) changes the joint velocities by dqd; the velocity gain G maps the change of the
+    actuated joints' velocities to the change of the horizontal velocity of the centre of mass:
+    d(c_h dot) = G d(qd_A). Returns G, shape (k, n_A): k = 1 for a planar point foot (direction
+    horizontal_directions), 2 for a point contact in 3-D; n_A = the actuated joints' DoF.
+
+    others="locked": every joint that is neither a contact joint nor listed is held still (a stiff
+    servo, or its velocity unchanged), so the impulse moves only the contact and listed joints:
+        G = J_A - J_P H_PP^-1 H_PA     (H = plucker.crba, J = horizontal rows of the COM Jacobian)
+    which is also the coefficient of qd_A in  c_h dot = J_P H_PP^-1 L + G qd_A (+ the other joints'
+    terms), L = H_P. qd the contact joints' momentum.
+    others="free": the other joints get no impulse either (they are passive or torque-free for the
+    instant): with W = plucker.minv, dqd = W[:, A] iota, so G = J W[:, A] (W_AA)^-1.
+    The two agree when the contact and listed joints are all the model's joints."""
+    who = "plucker_studies.velocity_gain_matrix"
+    q = _check_model_q(model, q, who)
+    P = contact_dofs(model, contact_joints, who)
+    A = _actuated_dofs(model, actuated_joints, P, who)
+    D = horizontal_directions(model, q, contact_joints)
+    J = D @ plucker.center_of_mass_jacobian(model, q)
+    if others == "locked":
+        H = plucker.crba(model, q)
+        HPP, HPA = H[np.ix_(P, P)], H[np.ix_(P, A)]
+        return J[:, A] - J[:, P] @ np.linalg.solve(HPP, HPA)
+    if others == "free":
+        W = plucker.minv(model, q)
+        return J @ W[:, A] @ np.linalg.inv(W[np.ix_(A, A)])
+    raise ValueError(f"{who}: others = {others!r}; valid: 'locked', 'free'")
+
+
+def velocity_gain(model, q, actuated_joint, others="locked"):
+    """The velocity gain of one 1-DoF actuated joint of a planar robot on a point foot (the
+    model's first joint, revolute about a horizontal axis through the contact point): the change
+    in the COM's horizontal velocity per unit change in the joint's velocity caused by an impulse
+    at that joint (metres per radian for a revolute joint). See velocity_gain_matrix."""
+    G = velocity_gain_matrix(model, q, [actuated_joint], others=others)
+    if G.shape != (1, 1):
+        raise ValueError(f"plucker_studies.velocity_gain: need a planar point foot and a 1-DoF joint, "
+                         f"got a gain of shape {G.shape}; use velocity_gain_matrix")
+    return float(G[0, 0])
+
+
+class PlanarBalanceModel(NamedTuple):
+    mass: float  # total mass m (kg)
+    gravity: float  # |g| (m/s^2)
+    x: float  # COM horizontal offset from the contact point along horizontal_directions (m)
+    height: float  # COM height above the contact point (m)
+    H11: float  # the contact joint's inertia, = moment of inertia about the contact axis (kg m^2)
+    Tc: float  # toppling time constant, Tc^2 = H11 / (m g height) (s)
+    gains: dict  # {joint name: velocity gain G (locked others)} for every other 1-DoF joint
+    L: float  # angular momentum about the contact point (the contact joint's momentum H_1. qd)
+    xdot: float  # COM horizontal velocity
+
+
+def planar_balance_model(model, q, v=None):
+    """The parameters of the simple model of planar balancing at state (q, v):
+        L dot = m g x                       (gravity's moment about the contact point)
+        x dot = L / (m g Tc^2) + sum_j G_j qd_j
+    both exact at every instant for a planar robot whose first joint is a passive revolute about a
+    horizontal axis through the contact point; Tc and G_j vary with the configuration. Returns
+    PlanarBalanceModel."""
+    who = "plucker_studies.planar_balance_model"
+    q = _check_model_q(model, q, who)
+    if v is None:
+        v = np.zeros(model.nv)
+    v = np.asarray(v, dtype=np.float64)
+    if v.shape != (model.nv,) or not np.all(np.isfinite(v)):
+        raise ValueError(f"{who}: v must be finite with shape ({model.nv},), got {v.shape}")
+    P = contact_dofs(model, None, who)
+    D = horizontal_directions(model, q)
+    up = up_direction(model)
+    m = float(model.total_mass)
+    g = float(np.linalg.norm(model.gravity))
+    r = plucker.center_of_mass(model, q) - contact_point(model, q)
+    h = float(r @ up)
+    if not h > 0.0:
+        raise ValueError(f"{who}: the COM is not above the contact point (height {h:.3g} m)")
+    H = plucker.crba(model, q)
+    J = (D @ plucker.center_of_mass_jacobian(model, q))[0]
+    H11 = float(H[0, 0])
+    gains = {}
+    for name in model.joint_names[1:]:
+        if model.joint_nv(name) == 1:
+            j = model.joint_v_index(name)
+            gains[name] = float(J[j] - J[0] * H[0, j] / H11)
+    return PlanarBalanceModel(m, g, float(D[0] @ r), h, H11, math.sqrt(H11 / (m * g * h)), gains,
+                              float(H[0] @ v), float(J @ v))
+
+
+# ------------------------------------------------------------------ models for the studies
+def planar_chain_urdf(lengths, masses, coms=None, inertias=None, locked=None, name="planar_chain"):
+    """URDF text of a planar n-link pendulum on a point foot, upright at q = 0, moving in the x-z
+    plane: joint 1 ("contact", revolute about +y at the origin) is the foot, joint i ("joint{i}")
+    sits at the top of link i-1; link i has length lengths[i], mass masses[i], its COM coms[i]
+    above its joint (default l/2) and moment of inertia inertias[i] about its COM and the y axis
+    (default a uniform rod, m l^2 / 12; at least 1e-6 m l^2, so a point mass is a tiny sphere;
+    the inertia is the same about x and z, which planar motion never uses). Gravity is -z, so a positive joint angle leans toward +x.
+    locked = {i: angle}: joint i (2..n) is welded at that angle (a fixed joint; the model then has
+    one body and one DoF fewer): the chain with that joint held by an ideal stiff servo."""
+    locked = {} if locked is None else {int(k): float(a) for k, a in locked.items()}
+    lengths = [float(x) for x in lengths]
+    masses = [float(x) for x in masses]
+    n = len(lengths)
+    if n < 1 or len(masses) != n:
+        raise ValueError(f"plucker_studies.planar_chain_urdf: need as many masses as lengths (>= 1), got {len(lengths)} and {len(masses)}")
+    coms = [0.5 * l for l in lengths] if coms is None else [float(c) for c in coms]
+    inertias = [m * l * l / 12.0 for m, l in zip(masses, lengths)] if inertias is None else [float(i) for i in inertias]
+    if len(coms) != n or len(inertias) != n:
+        raise ValueError("plucker_studies.planar_chain_urdf: coms and inertias need one entry per link")
+    for k in range(n):
+        if not (lengths[k] > 0 and masses[k] > 0 and inertias[k] >= 0 and math.isfinite(coms[k])):
+            raise ValueError(f"plucker_studies.planar_chain_urdf: link {k + 1} needs length > 0, mass > 0, "
+                             f"inertia >= 0 (got {lengths[k]}, {masses[k]}, {inertias[k]})")
+    out = ['<?xml version="1.0"?>', f'<robot name="{name}">', '<link name="ground"/>']
+    for k in range(n):
+        # A point mass still gets a small sphere's inertia (1e-6 m l^2) to be a valid rigid body.
+        I = max(inertias[k], 1e-6 * masses[k] * lengths[k] ** 2)
+        out.append(f'<link name="link{k + 1}"><inertial><origin xyz="0 0 {coms[k]!r}"/><mass value="{masses[k]!r}"/>'
+                   f'<inertia ixx="{I!r}" ixy="0" ixz="0" iyy="{I!r}" iyz="0" izz="{I!r}"/></inertial></link>')
+    for i in locked:
+        if not 2 <= i <= n:
+            raise ValueError(f"plucker_studies.planar_chain_urdf: locked joint {i} is not one of 2..{n}")
+    for k in range(n):
+        jname = "contact" if k == 0 else f"joint{k + 1}"
+        parent = "ground" if k == 0 else f"link{k}"
+        z = 0.0 if k == 0 else lengths[k - 1]
+        if k + 1 in locked:
+            out.append(f'<joint name="{jname}" type="fixed"><parent link="{parent}"/><child link="link{k + 1}"/>'
+                       f'<origin xyz="0 0 {z!r}" rpy="0 {locked[k + 1]!r} 0"/></joint>')
+            continue
+        out.append(f'<joint name="{jname}" type="continuous"><parent link="{parent}"/><child link="link{k + 1}"/>'
+                   f'<origin xyz="0 0 {z!r}"/><axis xyz="0 1 0"/></joint>')
+    out.append("</robot>")
+    return "\n".join(out)
+
+
+def planar_chain(lengths, masses, coms=None, inertias=None, locked=None):
+    """plucker.Model of planar_chain_urdf."""
+    return plucker.Model.from_urdf_string(planar_chain_urdf(lengths, masses, coms, inertias, locked))
+
+
+# ------------------------------------------------------------------ simulation
+def rk4_rollout(model, q0, v0, torque, t_end, dt, record_every=1):
+    """Integrate M qdd + C = tau with classical RK4 over plucker.aba (joints with nq = nv only).
+    torque(t, q, v) -> tau (held over each step's four stages is not done: it is evaluated at each
+    stage). Returns (t, Q, V) sampled every record_every steps."""
+    if model.nq != model.nv:
+        raise ValueError("plucker_studies.rk4_rollout: joints with nq != nv (quaternions) are not supported")
+    if not (dt > 0 and t_end > 0):
+        raise ValueError(f"plucker_studies.rk4_rollout: need dt > 0 and t_end > 0, got {dt}, {t_end}")
+    q = np.array(q0, dtype=np.float64)
+    v = np.array(v0, dtype=np.float64)
+    steps = int(round(t_end / dt))
+
+    def f(t, q, v):
+        return v, plucker.aba(model, q, v, torque(t, q, v))
+
+    T, Q, V = [0.0], [q.copy()], [v.copy()]
+    t = 0.0
+    for k in range(steps):
+        k1q, k1v = f(t, q, v)
+        k2q, k2v = f(t + 0.5 * dt, q + 0.5 * dt * k1q, v + 0.5 * dt * k1v)
+        k3q, k3v = f(t + 0.5 * dt, q + 0.5 * dt * k2q, v + 0.5 * dt * k2v)
+        k4q, k4v = f(t + dt, q + dt * k3q, v + dt * k3v)
+        q = q + dt / 6.0 * (k1q + 2 * k2q + 2 * k3q + k4q)
+        v = v + dt / 6.0 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        t = (k + 1) * dt
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            raise FloatingPointError(f"plucker_studies.rk4_rollout: the state diverged at t = {t:.6g} s")
+        if (k + 1) % record_every == 0:
+            T.append(t)
+            Q.append(q.copy())
+            V.append(v.copy())
+    return np.array(T), np.array(Q), np.array(V)
