@@ -26,7 +26,8 @@
 #                    (build-flops/flops.json, docs/flops.md)
 #   make studies     build + the reproducible studies of studies/ (issue #22): each script
 #                    writes its page and plots in docs/studies/ (jsim_conditioning.py:
-#                    docs/studies/jsim_conditioning.md; the shared robots when ../shared/models exists)
+#                    docs/studies/jsim_conditioning.md; balance.py: docs/studies/balance.md; the
+#                    shared robots when ../shared/models exists)
 #   make clean       remove all build directories
 
 CMAKE ?= cmake
@@ -69,6 +70,7 @@ demo: build
 
 studies: build
 	PYTHONPATH=build/python:python $(PYTHON) studies/jsim_conditioning.py
+	PYTHONPATH=build/python:python $(PYTHON) studies/balance.py
 
 bench:
 	@scripts/install-deps.sh --bench

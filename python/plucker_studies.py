@@ -425,7 +425,7 @@ def planar_balance_model(model, q, v=None):
     v = np.asarray(v, dtype=np.float64)
     if v.shape != (model.nv,) or not np.all(np.isfinite(v)):
         raise ValueError(f"{who}: v must be finite with shape ({model.nv},), got {v.shape}")
-    P = contact_dofs(model, None, who)
+    contact_dofs(model, None, who)  # checks the model has a point foot
     D = horizontal_directions(model, q)
     up = up_direction(model)
     m = float(model.total_mass)
@@ -531,3 +531,142 @@ def rk4_rollout(model, q0, v0, torque, t_end, dt, record_every=1):
             Q.append(q.copy())
             V.append(v.copy())
     return np.array(T), np.array(Q), np.array(V)
+
+
+# ------------------------------------------------------------------ planar balance control
+def balanced_configuration(model, q, tol=1e-12, max_iter=50):
+    """q with the contact joint's angle changed so that the COM is straight above the contact
+    point (x = 0), the other joints as given: Newton on x(q1), dx/dq1 = COM height > 0."""
+    q = _check_model_q(model, q, "plucker_studies.balanced_configuration").copy()
+    for _ in range(max_iter):
+        b = planar_balance_model(model, q)
+        if abs(b.x) <= tol:
+            return q
+        q[0] -= b.x / b.height
+    raise ArithmeticError(f"plucker_studies.balanced_configuration: no balanced configuration found near q (x = {b.x:.3g} m)")
+
+
+class BalanceGains(NamedTuple):
+    kdd: float  # on L ddot
+    kd: float  # on L dot
+    kL: float  # on L
+    kq: float  # on q - q_command
+
+
+def balance_gains(Tc, G, mass, gravity, p):
+    """Gains of the four-term law  qdd = kdd L'' + kd L' + kL L + kq (q - q_c)  that place all four
+    closed-loop poles of the simple model  L'' = L/Tc^2 + m g G qd  (qdd the input) at s = -p:
+        kdd = -4p/(mgG), kd = -(6p^2 + p^4 Tc^2 + 1/Tc^2)/(mgG), kL = -4p^3/(mgG), kq = p^4 Tc^2.
+    Derived here from the model (docs/studies/balance.md); the closed loop from q_c to q is then
+    (1 - Tc s)(1 + Tc s) / (1 + s/p)^4."""
+    for name, val in (("Tc", Tc), ("mass", mass), ("gravity", gravity), ("p", p)):
+        if not (math.isfinite(val) and val > 0):
+            raise ValueError(f"plucker_studies.balance_gains: {name} = {val!r} must be finite and > 0")
+    if not (math.isfinite(G) and abs(G) > 1e-9):
+        raise ValueError(f"plucker_studies.balance_gains: velocity gain G = {G!r}: a joint with zero gain cannot balance the robot")
+    mgG = mass * gravity * G
+    return BalanceGains(-4 * p / mgG, -(6 * p ** 2 + p ** 4 * Tc ** 2 + 1 / Tc ** 2) / mgG, -4 * p ** 3 / mgG, p ** 4 * Tc ** 2)
+
+
+def reverse_time_lowpass(t, u, T):
+    """The preview filter: y(t) = (1/T) int_t^inf exp(-(s-t)/T) u(s) ds on the grid t (u held at
+    its last value after the grid's end), by the exact backward recursion for u linear between
+    samples. A low-pass filter run backwards in time: y moves before u does."""
+    t = np.asarray(t, dtype=np.float64)
+    u = np.asarray(u, dtype=np.float64)
+    if t.ndim != 1 or t.shape != u.shape or t.size < 2 or np.any(np.diff(t) <= 0):
+        raise ValueError("plucker_studies.reverse_time_lowpass: t must be increasing and the same length as u (>= 2)")
+    if not (math.isfinite(T) and T > 0):
+        raise ValueError(f"plucker_studies.reverse_time_lowpass: T = {T!r} must be > 0")
+    y = np.empty_like(u)
+    y[-1] = u[-1]
+    for k in range(u.size - 2, -1, -1):
+        h = t[k + 1] - t[k]
+        a = math.exp(-h / T)
+        # exact for u linear on [t_k, t_k+1]: (1/T) int_0^h e^(-s/T) (u_k + (u_k+1 - u_k) s/h) ds
+        y[k] = a * y[k + 1] + (1 - a) * u[k] + (u[k + 1] - u[k]) * ((1 - a) * T / h - a)
+    return y
+
+
+class PlanarBalanceController:
+    """A planar robot on a point foot balanced by one actuated joint (Featherstone's simple model
+    and four-term law, gains from balance_gains), the other actuated joints following their own
+    commands. The actuated joints are acceleration-controlled: the torque that gives them the
+    commanded accelerations with no torque at the foot comes from the full model (plucker.crba and
+    plucker.nonlinear_effects; collocated partial feedback linearisation), so the balance joint
+    behaves as the model's ideal acceleration source.
+
+    command(t) -> (q_c, qd_c, qdd_c) for every velocity index (the foot's entries unused); the
+    balance joint's q_c is the (possibly preview-filtered) command of the balance law; the other
+    actuated joints track theirs with qdd = qdd_c + kp (q_c - q) + kv (qd_c - qd).
+    compensate_others=True replaces the balance joint's position in the law by
+    q + sum_j (G_j/G) q_j (j the other actuated joints, gains at the configuration given as
+    q_nominal), so that their movements enter the model as known movements of the balance joint
+    (the effect Featherstone's third number describes) instead of acting as disturbances.
+    Tc and G are recomputed from the current configuration at every call when schedule=True,
+    else held at their values at q_nominal."""
+
+    def __init__(self, model, balance_joint, q_nominal, p, command, kp=400.0, kv=40.0, schedule=True,
+                 compensate_others=True):
+        who = "plucker_studies.PlanarBalanceController"
+        q_nominal = _check_model_q(model, q_nominal, who)
+        contact_dofs(model, None, who)
+        if balance_joint not in model.joint_names or model.joint_nv(balance_joint) != 1 or model.joint_v_index(balance_joint) == 0:
+            raise ValueError(f"{who}: balance joint {balance_joint!r} must be a 1-DoF joint of the model other than the contact joint")
+        if model.nq != model.nv:
+            raise ValueError(f"{who}: planar robots with nq = nv only")
+        self.model, self.b, self.p, self.command = model, model.joint_v_index(balance_joint), float(p), command
+        self.kp, self.kv, self.schedule = float(kp), float(kv), bool(schedule)
+        self.A = np.arange(1, model.nv)
+        self.others = np.array([j for j in self.A if j != self.b], dtype=int)
+        self.nominal = planar_balance_model(model, q_nominal)
+        names = model.joint_names
+        G = self.nominal.gains[balance_joint]
+        self.ratio = np.zeros(model.nv)
+        if compensate_others:
+            for j in self.others:
+                self.ratio[j] = self.nominal.gains[names[j]] / G
+        self.balance_joint = balance_joint
+        self.last_u = 0.0
+
+    def signals(self, q, v):
+        """(L, L dot, L ddot) from the state: L = H_1. v, L dot = m g x, L ddot = m g x dot."""
+        b = planar_balance_model(self.model, q, v)
+        return b, b.L, b.mass * b.gravity * b.x, b.mass * b.gravity * b.xdot
+
+    def acceleration(self, t, q, v):
+        """Commanded accelerations of the actuated joints (velocity-index vector, foot entry 0)."""
+        b, L, Ld, Ldd = self.signals(q, v)
+        src = b if self.schedule else self.nominal
+        G = (b if self.schedule else self.nominal).gains[self.balance_joint]
+        k = balance_gains(src.Tc, G, src.mass, src.gravity, self.p)
+        qc, qdc, qddc = self.command(t)
+        qdd = np.zeros(self.model.nv)
+        qt = q[self.b] + self.ratio @ q
+        qtc = qc[self.b] + self.ratio @ qc
+        u = k.kdd * Ldd + k.kd * Ld + k.kL * L + k.kq * (qt - qtc)
+        qdd[self.others] = qddc[self.others] + self.kp * (qc[self.others] - q[self.others]) + self.kv * (qdc[self.others] - v[self.others])
+        # The law commands d^2/dt^2 of q_b + ratio . q; the balance joint supplies what the others do not.
+        qdd[self.b] = u - self.ratio @ qdd
+        return qdd
+
+    def torque(self, t, q, v):
+        """Joint torques (zero at the foot) giving the actuated joints acceleration(t, q, v)."""
+        qdd = self.acceleration(t, q, v)
+        H = plucker.crba(self.model, q)
+        C = plucker.nonlinear_effects(self.model, q, v)
+        P, A = np.array([0]), self.A
+        qdd[P] = np.linalg.solve(H[np.ix_(P, P)], -C[P] - H[np.ix_(P, A)] @ qdd[A])
+        tau = H @ qdd + C
+        tau[0] = 0.0
+        return tau
+
+
+def point_impulse(model, q, body, point, impulse):
+    """Velocity change (M^-1 J_p^T iota) from an impulse (world vector, N s) at a body-fixed point
+    given in world coordinates at q: J_p = the linear rows of the world Jacobian moved to point."""
+    q = _check_model_q(model, q, "plucker_studies.point_impulse")
+    J = plucker.body_jacobian(model, q, body, frame="world")  # [omega; velocity of the point at the origin]
+    p = np.asarray(point, dtype=np.float64)
+    Jp = J[3:] - np.cross(p, J[:3].T).T  # v_p = v_O + omega x p = v_O - p x omega
+    return np.linalg.solve(plucker.crba(model, q), Jp.T @ np.asarray(impulse, dtype=np.float64))
