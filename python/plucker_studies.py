@@ -273,14 +273,13 @@ def _joint_body(model, joint_name):
 
 
 def _world_axis_and_point(model, q, joint_name):
-    """Unit axis (world) of a revolute joint and a point on it: from the world-frame Jacobian of
-    its body (the joint's column is [axis; point x axis]... read as [n; -n x p] = [n; p x n])."""
+    """Unit axis n (world) of a revolute joint and the point p of its axis closest to the world
+    origin, from the joint's column [n; v0] of its body's world-frame Jacobian: v0, the velocity of
+    the body point at the world origin, is n x (0 - p) = p x n, so p = n x v0."""
     body = _joint_body(model, joint_name)
     J = plucker.body_jacobian(model, q, body, frame="world")
     col = J[:, model.joint_v_index(joint_name)]
     n, v0 = col[:3], col[3:]
-    # v0 = velocity of the body point at the world origin = n x (0 - p) = p x n; the point of the
-    # axis closest to the origin is p = n x v0 (|n| = 1).
     return n, np.cross(n, v0)
 
 
@@ -296,9 +295,8 @@ def up_direction(model):
 def horizontal_directions(model, q, contact_joints=None):
     """Rows: the horizontal unit directions in which the COM velocity is measured.
 
-    One revolute contact joint (a point foot in the plane): one row, u = up x n... chosen so that
-    a positive contact-joint rotation of an upright robot moves its COM along +u (u = n x up for
-    axis n). Two or three contact joints (a point contact in 3-D): an orthonormal basis (e1, e2)
+    One revolute contact joint (a point foot in the plane): one row, u = n x up for the joint's
+    world axis n, so a positive rotation of the contact joint moves an upright robot's COM along +u. Two or three contact joints (a point contact in 3-D): an orthonormal basis (e1, e2)
     of the horizontal plane with e1 x e2 = up (e1 from world x, or world y if x is vertical)."""
     q = _check_model_q(model, q, "plucker_studies.horizontal_directions")
     dofs = contact_dofs(model, contact_joints, "plucker_studies.horizontal_directions")

@@ -522,9 +522,11 @@ def write_page(R, files, quick, seconds):
     w("### 3-D point contact\n")
     w("A spatial double pendulum (contact: three passive revolutes x, y, z through the contact point with "
       "massless links between them; a 2-DoF hip joint2y then joint2x; isotropic link inertias, DP "
-      "parameters below). Gain matrix rows: horizontal x, y; columns: joint2y, joint2x.\n")
+      "parameters below). Gain matrix rows: horizontal x, y; columns: joint2y, joint2x. (Signs follow "
+      "the axes: a positive rotation about +y leans toward +x, about +x toward -y.)\n")
     for q, G in S["rows"]:
-        w(f"* q = {np.array2string(q, precision=2)}: G = {np.array2string(G, precision=5)}")
+        w(f"* q = {np.array2string(q, precision=2, separator=', ')}: G = "
+          f"{np.array2string(G, precision=5, separator=', ').replace(chr(10), '')}")
     Gs, Gp = S["sagittal"]
     sim, free = S["impulse"]
     w(f"* sagittal configuration (only contact_y = 0.1 and joint2y = 0.5 non-zero): G[x, joint2y] = {Gs[0, 0]:.10f}, "
