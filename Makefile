@@ -28,7 +28,8 @@
 #                    (build-flops/flops.json, docs/flops.md)
 #   make studies     build + the reproducible studies of studies/ (issue #22): each script
 #                    writes its page and plots in docs/studies/ (jsim_conditioning.py:
-#                    docs/studies/jsim_conditioning.md; the shared robots when ../shared/models exists)
+#                    docs/studies/jsim_conditioning.md; balance.py: docs/studies/balance.md; the
+#                    shared robots when ../shared/models exists)
 #   make docs        build + the documentation site in build/docs/html/ (Sphinx -W over docs/ and
 #                    the module's docstrings, Doxygen over include/plucker/; scripts/build_docs.py)
 #   make clean       remove all build directories
@@ -95,6 +96,7 @@ demo: build
 
 studies: build
 	PYTHONPATH=build/python:python $(PYTHON) studies/jsim_conditioning.py
+	PYTHONPATH=build/python:python $(PYTHON) studies/balance.py
 
 bench:
 	@scripts/install-deps.sh --bench
