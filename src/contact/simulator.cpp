@@ -232,7 +232,7 @@ void Simulator::rigid_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::
   v_free_ += h * evaluate(q, v, tau);
   const std::span<const ContactPair> pairs = contact_pairs(data_);  // geometry at (q, v)
   start_pairs_.assign(pairs.begin(), pairs.end());
-  // 2. The active set: rigid pairs whose gap at the midpoint q + (dt/2) v closes.
+  // 2. The active set: rigid pairs whose gap at the midpoint q + (dt/2) v closes (or is closed).
   int k = 0;
   bool friction = false;
   for (std::size_t i = 0; i < start_pairs_.size(); ++i) {
@@ -241,7 +241,9 @@ void Simulator::rigid_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::
     if (ground.normal_force.law != ContactLaw::Rigid) continue;
     if (scene_.shapes()[static_cast<std::size_t>(pair.shape)].body == 0) continue;  // fixed to the world
     const double phi = -pair.penetration, vn = -pair.penetration_rate;
-    if (phi + 0.5 * h * vn <= rigid_.contact_tolerance) {
+    // Touching pairs stay in the problem while separating (harmless: the impulse lets them go);
+    // dropping them on a rounding-level separation speed made light feet chatter.
+    if (phi + 0.5 * h * std::min(vn, 0.0) <= rigid_.contact_tolerance) {
       rigid_active_[static_cast<std::size_t>(k)] = static_cast<int>(i);
       rigid_mu_[k] = ground.friction.dynamic_coefficient;
       friction = friction || rigid_mu_[k] > 0.0;

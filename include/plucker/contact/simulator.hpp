@@ -40,8 +40,8 @@ Integrator parse_integrator(std::string_view name);
 /// velocity-level time-stepping of Moreau and Jean. A step from (q, v):
 ///   1. v_free = v + dt a(q, v, tau) (a: ABA, or constrained dynamics with loop joints or mimics,
 ///      with the compliant grounds' forces as external forces);
-///   2. the active set: rigid pairs whose gap at the step's midpoint, phi + (dt/2) v_n, is at most
-///      contact_tolerance;
+///   2. the active set: rigid pairs whose gap at the step's midpoint, phi + (dt/2) min(v_n, 0), is
+///      at most contact_tolerance (touching pairs stay in the problem while they separate);
 ///   3. contact rows J (normal; with friction also two tangents) of the active pairs, the Delassus
 ///      matrix G = J M^-1 J^T (M^-1 J^T by the CRBA and the sparse L^T L factorisation; with loop
 ///      joints or mimics the constrained response M^-1 - M^-1 L^T (L M^-1 L^T)^+ L M^-1);
@@ -54,7 +54,7 @@ Integrator parse_integrator(std::string_view name);
 ///      0 <= m _|_ phi + dt v_n+ + G_nn m >= 0 (velocities unchanged).
 /// The reported pair force is the impulse over dt.
 struct RigidContactOptions {
-  double contact_tolerance = 1e-9;     ///< m: a pair is active when its midpoint gap is <= this
+  double contact_tolerance = 1e-6;     ///< m: a pair is active when its midpoint gap is <= this
   double restitution_velocity = 1e-3;  ///< m/s: no restitution below max(this, 2 |g| dt)
   bool position_correction = true;
   int max_pivots = 0;  ///< Lemke's pivot cap (0: 10 (n + 1))
