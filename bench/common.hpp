@@ -305,5 +305,6 @@ int run_fd(const Options& opt);                                              // 
 int run_fd_ops(const std::string& spec);                                     // fd_study.cpp
 int run_fd_accuracy(const std::string& out_dir, const std::string& models);  // fd_study.cpp
 int run_large_model(int links, const std::string& out_dir);                  // large_model.cpp
+int run_contact(const Options& opt);                                         // contact.cpp
 
 }  // namespace plucker_bench

@@ -14,7 +14,8 @@ using plucker_bench::Options;
 
 void usage() {
   std::cout
-      << "usage: plucker_bench [--scaling | --micro | --fd | --batch | --large=N] [--reps=N] [--min_time=SECONDS] "
+      << "usage: plucker_bench [--scaling | --micro | --fd | --batch | --contact | --large=N] [--reps=N] "
+         "[--min_time=SECONDS] "
          "[--models=REGEX]\n"
          "                     [--no_peers] [--out=DIR] [--benchmark_* flags]\n"
          "  default     robot models x algorithms, plucker vs peers: one table, and\n"
@@ -26,6 +27,8 @@ void usage() {
          "  --batch     rnea/crba/aba_batch states per second, 1 and 2 threads: <out>/batch.json\n"
          "  --fd        every forward-dynamics method vs N, chains and trees: <out>/fd_timing.json\n"
          "  --fd_accuracy   every forward-dynamics method vs a long-double reference: <out>/fd_accuracy.json\n"
+         "  --contact   solo12 with 4 foot contacts: plucker's Simulator (compliant, rigid) vs MuJoCo's\n"
+         "              mj_step, steps/s on 1 and 2 threads: <out>/contact.json\n"
          "  --large=N   load an N-link chain URDF, time and memory of load, Data, RNEA, ABA: <out>/large_model.json\n"
          "  --fd_ops=MODEL,METHOD,K   run forward_dynamics K times and exit (op counting under valgrind)\n";
 }
@@ -54,6 +57,7 @@ int main(int argc, char** argv) {
   std::vector<char*> rest = {argv[0]};
   bool user_filter = false, user_interleave = false, fd_accuracy = false;
   int large = 0;
+  bool contact = false;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     auto value = [&](const std::string& key) { return a.substr(key.size()); };
@@ -67,6 +71,8 @@ int main(int argc, char** argv) {
       opt.mode = Options::Mode::Batch;
     else if (a.rfind("--fd_ops=", 0) == 0)
       return plucker_bench::run_fd_ops(value("--fd_ops="));
+    else if (a == "--contact")
+      contact = true;
     else if (a == "--fd_accuracy")
       fd_accuracy = true;
     else if (a.rfind("--large=", 0) == 0)
@@ -90,6 +96,7 @@ int main(int argc, char** argv) {
       rest.push_back(argv[k]);
     }
   }
+  if (contact) return plucker_bench::run_contact(opt);
   if (fd_accuracy) return plucker_bench::run_fd_accuracy(opt.out, opt.models);
   if (large) return plucker_bench::run_large_model(large, opt.out);
   std::string filter = mode_filter(opt.mode);

@@ -1,6 +1,7 @@
 // Compliant contact and the Simulator (docs/contact.md). The Simulator keeps its own copy of the
 // model (changing the Python Model afterwards does not change it); rollout runs in C++ without
 // the GIL, and while it runs the simulator's mutators raise RuntimeError.
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -41,9 +42,11 @@ class Busy {
   PySimulator& s_;
 };
 
-NormalForceModel normal_model(const std::string& contact, double stiffness, py::object damping, double exponent) {
+NormalForceModel normal_model(const std::string& contact, double stiffness, py::object damping, double exponent,
+                              double restitution = 0.0) {
   NormalForceModel n;
   n.law = plucker::parse_contact_law(contact);
+  n.restitution = restitution;
   n.stiffness = stiffness;
   n.exponent = exponent;
   if (damping.is_none())
@@ -121,11 +124,11 @@ void bind_contact(py::module_& mod) {
       "add_ground",
       [](PySimulator& s, ArrayLike normal, double offset, const std::string& contact, double stiffness,
          py::object damping, double exponent, double friction, py::object static_friction, double stribeck_velocity,
-         double regularization) {
+         double regularization, double restitution) {
         plucker::HalfSpace h;
         h.normal = vec3_arg(normal, "normal");
         h.offset = offset;
-        h.normal_force = normal_model(contact, stiffness, damping, exponent);
+        h.normal_force = normal_model(contact, stiffness, damping, exponent, restitution);
         h.friction.dynamic_coefficient = friction;
         h.friction.static_coefficient =
             static_friction.is_none() ? friction : real_arg(static_friction, "static_friction");
@@ -136,7 +139,13 @@ void bind_contact(py::module_& mod) {
       py::arg("normal") = py::make_tuple(0.0, 0.0, 1.0), py::arg("offset") = 0.0, py::arg("contact") = "hunt_crossley",
       py::arg("stiffness") = 1e5, py::arg("damping") = py::none(), py::arg("exponent") = 1.5, py::arg("friction") = 0.8,
       py::arg("static_friction") = py::none(), py::arg("stribeck_velocity") = 0.1, py::arg("regularization") = 0.01,
+      py::arg("restitution") = 0.0,
       "Adds the half-space {y : normal . y <= offset} (normal normalised); returns its index.\n"
+      "contact='rigid': a unilateral constraint solved by impulses each step (Moreau-Jean time-stepping;\n"
+      "frictionless: exact LCP by Lemke's method; friction > 0: projected Gauss-Seidel over the Coulomb\n"
+      "cones with mu = friction) with Newton's restitution law (restitution = e in [0, 1]); stiffness,\n"
+      "damping, exponent and the regularisation are ignored, and the integrator must be\n"
+      "'semi_implicit_euler'. Compliant laws:\n"
       "contact: 'hunt_crossley' f = k x^n + d x^n xdot, 'linear' f = k x + d xdot, 'azad_featherstone'\n"
       "f = k x^n + d x^(n-1) xdot (n = 1.5: Azad & Featherstone, \"A New Nonlinear Model of Contact\n"
       "Normal Force\", IEEE T-RO 2014), all clamped at f >= 0. damping=None: 0.3 k for hunt_crossley\n"
@@ -235,6 +244,10 @@ void bind_contact(py::module_& mod) {
       "The contact pairs at (q, v) as a dict of arrays over pairs: penetration, penetration_rate,\n"
       "active, normal_force, force (P, 3), point (P, 3), slip_velocity (P, 3), shape, ground.");
   cls.def(
+      "last_contacts", [](const PySimulator& s) { return pairs_dict(s.sim.last_contacts()); },
+      "The pairs at the start of the last step (same dict as contacts()), with the forces that step\n"
+      "applied (rigid contact: the impulse over dt).");
+  cls.def(
       "energy",
       [](PySimulator& s, ArrayLike q, ArrayLike v) {
         plucker::Simulator& sim = s.mutable_sim("energy");
@@ -266,6 +279,53 @@ void bind_contact(py::module_& mod) {
       [](PySimulator& s, const std::string& name) {
         s.mutable_sim("setting integrator").set_integrator(plucker::parse_integrator(name));
       });
+  cls.def(
+      "set_rigid_options",
+      [](PySimulator& s, py::object contact_tolerance, py::object restitution_velocity, py::object position_correction,
+         py::object pgs_tolerance, py::object pgs_max_iterations, py::object max_pivots) {
+        plucker::RigidContactOptions& o = s.mutable_sim("set_rigid_options").rigid_options();
+        plucker::RigidContactOptions n = o;
+        if (!contact_tolerance.is_none()) n.contact_tolerance = real_arg(contact_tolerance, "contact_tolerance");
+        if (!restitution_velocity.is_none())
+          n.restitution_velocity = real_arg(restitution_velocity, "restitution_velocity");
+        if (!position_correction.is_none()) n.position_correction = position_correction.cast<bool>();
+        if (!pgs_tolerance.is_none()) n.pgs.tolerance = real_arg(pgs_tolerance, "pgs_tolerance");
+        if (!pgs_max_iterations.is_none()) n.pgs.max_iterations = pgs_max_iterations.cast<int>();
+        if (!max_pivots.is_none()) n.max_pivots = max_pivots.cast<int>();
+        if (!(std::isfinite(n.contact_tolerance) && n.contact_tolerance >= 0.0))
+          value_error("contact_tolerance must be finite and >= 0");
+        if (!(std::isfinite(n.restitution_velocity) && n.restitution_velocity >= 0.0))
+          value_error("restitution_velocity must be finite and >= 0");
+        if (!(std::isfinite(n.pgs.tolerance) && n.pgs.tolerance > 0.0)) value_error("pgs_tolerance must be > 0");
+        if (n.pgs.max_iterations < 1) value_error("pgs_max_iterations must be >= 1");
+        o = n;
+      },
+      py::arg("contact_tolerance") = py::none(), py::arg("restitution_velocity") = py::none(),
+      py::arg("position_correction") = py::none(), py::arg("pgs_tolerance") = py::none(),
+      py::arg("pgs_max_iterations") = py::none(), py::arg("max_pivots") = py::none(),
+      "Options of rigid contact (None keeps the current value): contact_tolerance (m, default 1e-6: a pair\n"
+      "is active when its gap at the step's midpoint is <= it), restitution_velocity (m/s, default 1e-3: no\n"
+      "restitution below max(it, 2 |g| dt)), position_correction (default True: the mass-metric projection\n"
+      "of the step's predicted penetrations), pgs_tolerance (1e-12) and pgs_max_iterations (500) of the\n"
+      "friction solve, max_pivots of Lemke's method (0: 10 (n + 1)).");
+  cls.def(
+      "rigid_report",
+      [](const PySimulator& s) {
+        const plucker::RigidContactReport& r = s.sim.rigid_report();
+        py::dict d;
+        d["active"] = r.active;
+        d["friction"] = r.friction;
+        d["pivots"] = r.pivots;
+        d["pgs_iterations"] = r.pgs.iterations;
+        d["pgs_converged"] = r.pgs.converged;
+        d["pgs_change"] = r.pgs.change;
+        d["correction_pivots"] = r.correction_pivots;
+        d["complementarity"] = r.complementarity;
+        return d;
+      },
+      "What the last rigid-contact step did: active pairs, friction (PGS) or not (Lemke), pivots,\n"
+      "pgs_iterations / pgs_converged / pgs_change, correction_pivots, complementarity (frictionless:\n"
+      "the largest violation of the velocity LCP's conditions).");
   cls.def_property_readonly(
       "num_pairs", [](const PySimulator& s) { return s.sim.scene().num_pairs(); },
       "Contact pairs: every shape against every ground.");
@@ -314,6 +374,31 @@ void bind_contact(py::module_& mod) {
       "thread) without the GIL, each thread on its own copy of the simulator: Q0 (B, nq), V0 (B, nv),\n"
       "TAU (B, T, nv) -> Q (B, T+1, nq), V (B, T+1, nv), F (B, T, P, 3), row b equal to\n"
       "sim.rollout(Q0[b], V0[b], TAU[b]) bit for bit. Errors name the state.");
+  mod.def(
+      "solve_lcp",
+      [](ArrayLike M, ArrayLike q, int max_pivots) {
+        const Array Ma = Array::ensure(M), qa = Array::ensure(q);
+        if (!Ma || !qa) {
+          PyErr_Clear();
+          value_error("solve_lcp: M and q must be convertible to float64 arrays");
+        }
+        if (Ma.ndim() != 2 || qa.ndim() != 1 || Ma.shape(0) != qa.shape(0) || Ma.shape(1) != qa.shape(0))
+          value_error("solve_lcp: M must have shape (n, n) and q shape (n,)");
+        const py::ssize_t n = qa.shape(0);
+        // numpy is row-major: M^T's map is M.
+        const MatX Mm = Eigen::Map<const MatX>(Ma.data(), n, n).transpose();
+        const VecX qv = Eigen::Map<const VecX>(qa.data(), n);
+        VecX z;
+        {
+          py::gil_scoped_release release;
+          z = plucker::solve_lcp(Mm, qv, max_pivots);
+        }
+        return vec_out(z);
+      },
+      py::arg("M"), py::arg("q"), py::arg("max_pivots") = 0,
+      "z >= 0 with w = M z + q >= 0 and z . w = 0, by Lemke's method (lexicographic pivoting; exact for\n"
+      "positive semidefinite M when a solution exists). Raises SingularError (ray termination: no solution)\n"
+      "or ConvergenceError (max_pivots; 0 means 10 (n + 1)); ValueError for bad shapes or non-finite input.");
   mod.def(
       "normal_force",
       [](const std::string& contact, double x, double xdot, double stiffness, py::object damping, double exponent) {

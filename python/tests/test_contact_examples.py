@@ -33,3 +33,21 @@ def test_drop_quadruped_implicit_holds_a_small_regularisation(tmp_path):
             "--integrator", "implicit_euler", "--regularization", "0.01")
     assert s["landed_all_feet"] and s["final_height"] > 0.15
     assert s["max_joint_speed_last_0.2s"] < 0.05  # no chatter at eps = 0.01 m/s (explicit: ~0.6 rad/s)
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(MODELS_DIR, "solo12.urdf")), reason="solo12.urdf absent")
+def test_drop_rigid_robots_land_and_hold(tmp_path):
+    s = run(tmp_path, "drop_rigid.py", "--models", MODELS_DIR, "--seconds", "1.0")
+    solo = s["solo12"]
+    assert solo["final_active"] == 4  # on its four feet
+    assert solo["final_height"] > 0.15
+    assert solo["height_range_last_0.2s"] < 2e-3  # settled
+    assert abs(solo["mean_vertical_force_over_weight_last_0.2s"] - 1.0) < 0.01  # the ground carries it
+    assert solo["max_penetration"] < 1e-3
+    if "talos_full" in s:
+        talos = s["talos_full"]
+        assert talos["final_active"] >= 4  # standing on its soles
+        assert abs(talos["mean_vertical_force_over_weight_last_0.2s"] - 1.0) < 0.01
+        assert talos["height_range_last_0.2s"] < 2e-3
+        assert talos["foot_slip_after_landing"] < 5e-3  # the feet hold
+        assert talos["max_penetration"] < 1e-3

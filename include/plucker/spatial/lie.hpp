@@ -1,6 +1,6 @@
 // SO(3) and SE(3): exponential, logarithm and their Jacobians; quaternion helpers.
 //
-// Conventions (DEVELOPERS.md): a twist is [omega; v] (angular first); a pose is a 4x4
+// Conventions (documentation: Conventions): a twist is [omega; v] (angular first); a pose is a 4x4
 // homogeneous matrix T = [R p; 0 1]; quaternions are stored [x y z w]. exp(xi) is the pose
 // reached by moving with the constant body twist xi for unit time: R = exp(omega x),
 // p = J_l(omega) v. The Jacobians are those of the exponential:
