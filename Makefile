@@ -12,6 +12,7 @@
 #                    (table; build/bench/results.json), plucker_bench --batch (batched
 #                    throughput; build/bench/batch.json), then bench/make_report.py
 #                    (docs/benchmarks.md)
+#   make bench-clang the same built by clang++ in build-bench-clang/ (docs/benchmarks-clang.md)
 #   make bench-scaling  same build, plucker_bench --scaling, bench/plot_scaling.py
 #                    (build/bench/scaling.json, docs/scaling.png)
 #   make bench-large same build, plucker_bench --large=$(LARGE_LINKS): load time, memory and
@@ -55,7 +56,7 @@ define configure
 	fi
 endef
 
-.PHONY: all build test docs demo studies bench bench-scaling bench-large test-asan test-native test-clang fuzz flops clean
+.PHONY: all build test docs demo studies bench bench-clang bench-scaling bench-large test-asan test-native test-clang fuzz flops clean
 
 all: build
 
@@ -110,6 +111,17 @@ bench:
 	else \
 	  echo "make bench: no bench/*.cpp yet"; \
 	fi
+
+# The same benchmark built by clang++ (issue #23: both compilers first-class); its report is
+# docs/benchmarks-clang.md, beside the g++ one.
+bench-clang:
+	@scripts/install-deps.sh --bench --clang
+	$(call configure,build-bench-clang,-DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ \
+	  -DPLUCKER_NATIVE=ON -DPLUCKER_BUILD_TESTS=OFF -DPLUCKER_BUILD_PYTHON=OFF -DPLUCKER_BUILD_EXAMPLES=OFF)
+	$(CMAKE) --build build-bench-clang --target plucker_bench -j$(JOBS)
+	build-bench-clang/plucker_bench --out=build/bench-clang $(BENCH_ARGS)
+	build-bench-clang/plucker_bench --batch --out=build/bench-clang
+	$(PYTHON) bench/make_report.py --dir build/bench-clang --out docs/benchmarks-clang.md
 
 bench-scaling:
 	@scripts/install-deps.sh --bench
@@ -167,4 +179,4 @@ flops:
 	  --doc docs/flops.md $(FLOPS_ARGS)
 
 clean:
-	rm -rf build build-bench build-asan build-native build-clang build-fuzz build-flops build-pip
+	rm -rf build build-bench build-bench-clang build-asan build-native build-clang build-fuzz build-flops build-pip

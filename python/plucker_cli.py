@@ -232,7 +232,7 @@ def urdf_joint_links(path):
 
 
 def view_data(args):
-    """The page's data: the URDF text and the trajectory in the format of viewer/src/trajectory.js."""
+    """The page's data: the URDF text and the trajectory, in the format the viewer page reads."""
     model, _ = load(args)
     if args.trajectory is None:
         t, Q = np.zeros(1), plucker.neutral(model)[None, :]

@@ -40,6 +40,21 @@ def default_model():
     return os.path.join(shared, "models", "solo12.urdf")
 
 
+def standing_pose(model, height=0.3):
+    """solo12's actuated joints, a standing pose q_des, the drop state q0 (base at `height`), and
+    the q / v indices of the actuated joints."""
+    joints = [n for n in model.joint_names if n != "root_joint" and model.joint_nv(n) == 1]
+    q_des = plucker.neutral(model)
+    for leg, sign in (("FL", 1), ("FR", 1), ("HL", -1), ("HR", -1)):
+        q_des[model.joint_q_index(f"{leg}_HFE")] = 0.8 * sign
+        q_des[model.joint_q_index(f"{leg}_KFE")] = -1.6 * sign
+    q0 = q_des.copy()
+    q0[2] = height
+    iq = np.array([model.joint_q_index(n) for n in joints])
+    iv = np.array([model.joint_v_index(n) for n in joints])
+    return joints, q_des, q0, iq, iv
+
+
 def make_simulator(model, dt, regularization, integrator, extra_spheres=False):
     sim = plucker.Simulator(model, dt=dt, integrator=integrator)
     sim.add_ground(normal=(0, 0, 1), offset=0.0, contact="hunt_crossley", stiffness=1e5, damping=0.3e5,
@@ -71,15 +86,7 @@ def main(argv=None):
         return 0
 
     model = plucker.Model.from_urdf(args.model, floating_base=True)
-    joints = [n for n in model.joint_names if n != "root_joint" and model.joint_nv(n) == 1]
-    q_des = plucker.neutral(model)
-    for leg, sign in (("FL", 1), ("FR", 1), ("HL", -1), ("HR", -1)):
-        q_des[model.joint_q_index(f"{leg}_HFE")] = 0.8 * sign
-        q_des[model.joint_q_index(f"{leg}_KFE")] = -1.6 * sign
-    q0 = q_des.copy()
-    q0[2] = 0.3
-    iq = np.array([model.joint_q_index(n) for n in joints])
-    iv = np.array([model.joint_v_index(n) for n in joints])
+    joints, q_des, q0, iq, iv = standing_pose(model)
     kp, kd = 6.0, 0.2
     steps = int(round(args.seconds / args.dt))
 

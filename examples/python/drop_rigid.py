@@ -29,6 +29,9 @@ import numpy as np
 
 import plucker
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from drop_quadruped import standing_pose  # noqa: E402  (the same standing pose and drop state)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -92,15 +95,7 @@ def main(argv=None):
     solo_path = os.path.join(args.models, "solo12.urdf")
     if os.path.exists(solo_path):
         model = plucker.Model.from_urdf(solo_path, floating_base=True)
-        joints = [n for n in model.joint_names if n != "root_joint" and model.joint_nv(n) == 1]
-        q_des = plucker.neutral(model)
-        for leg, sign in (("FL", 1), ("FR", 1), ("HL", -1), ("HR", -1)):
-            q_des[model.joint_q_index(f"{leg}_HFE")] = 0.8 * sign
-            q_des[model.joint_q_index(f"{leg}_KFE")] = -1.6 * sign
-        q0 = q_des.copy()
-        q0[2] = 0.3
-        iq = np.array([model.joint_q_index(n) for n in joints])
-        iv = np.array([model.joint_v_index(n) for n in joints])
+        joints, q_des, q0, iq, iv = standing_pose(model)
         sim = plucker.Simulator(model, dt=args.dt)
         sim.add_ground(contact="rigid", friction=0.8, restitution=0.0)
         feet = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")

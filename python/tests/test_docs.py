@@ -142,7 +142,7 @@ def test_site_pages(site):
     assert "plucker.nonlinear_effects(m, q, v)" in start and "plucker::nonlinear_effects" in start
     # Conventions: DEVELOPERS.md's sections are included, not copied.
     conventions = read(site / "conventions.html")
-    for heading in ("Spatial vectors", "Transforms", "Model", "External forces and Jacobians", "Units", "Singularity"):
+    for heading in ("Spatial vectors", "Transforms", "Model", "External forces, Jacobians, frame velocities and accelerations", "Units", "Singularity"):
         assert re.search(rf"<h2>{heading}", conventions), heading
     # Every algorithm page cites a paper in full: authors, "title", venue, year.
     pages = sorted((site / "algorithms").glob("*.html"))
