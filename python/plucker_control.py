@@ -32,7 +32,8 @@ and against a rigid environment (T^T xdd = 0, a constant T) the contact force la
 and tau_0 are. A compliant or moving environment changes lam and gamma only.
 
 The formulas are derived here from the abstracts and the dual-space construction above; the papers'
-own equations were not available to check them against (see docs/contact.md).
+own equations were not available to check them against (the documentation's contact page, section
+"Hybrid motion/force control", says which statements are confirmed).
 """
 from typing import NamedTuple
 
@@ -134,6 +135,7 @@ def motion_freedoms(T):
 
 
 def check_force_subspace(T):
+    """T as a 6 x k float matrix, 1 <= k <= 5, finite, of full column rank; ValueError otherwise."""
     T = _matrix("T", T, rows=6)
     k = T.shape[1]
     if not 1 <= k <= 5:
@@ -145,7 +147,8 @@ def check_force_subspace(T):
 
 
 def check_motion_freedoms(T, N):
-    """N (6 x 6-k) of full rank with N^T T = 0 (to _TOL relative to |N| |T|)."""
+    """N as a 6 x (6-k) float matrix of full column rank with N^T T = 0 (to 1e-9 relative to the
+    largest entries of N and T); ValueError otherwise."""
     N = _matrix("N", N, rows=6)
     k = T.shape[1]
     if N.shape[1] != 6 - k:
