@@ -6,10 +6,11 @@
 1. Sphinx (with MyST for the Markdown pages) from docs/, warnings as errors (-W): the pages,
    DEVELOPERS.md (included by docs/conventions.md), the studies (docs/studies/*.md), and the
    Python API reference from the docstrings of the compiled module `plucker` (so the module must
-   be built and importable) and of python/plucker_cli.py and python/plucker_sweep.py.
+   be built and importable) and of python/plucker_cli.py, python/plucker_sweep.py and
+   python/plucker_control.py.
 2. Doxygen (docs/Doxyfile) over include/plucker/, warnings as errors, into <out>/html/cpp/.
 3. Checks of the result: the Python API page documents every public name of the module (dir(plucker),
-   and the public methods and properties of its classes) and of plucker_sweep; the C++ page's link
+   and the public methods and properties of its classes) and of plucker_sweep and plucker_control; the C++ page's link
    to the Doxygen tree resolves; the Doxygen tree documents the core algorithms.
 
 The site is <out>/html/index.html. Nothing is fetched from the network. Exit status 0 when the
@@ -65,12 +66,13 @@ def documented_ids(html_file):
 def check(out):
     """The checks of step 3; returns a list of failures."""
     import plucker
+    import plucker_control
     import plucker_sweep
 
     failures = []
     html = os.path.join(out, "html")
     ids = documented_ids(os.path.join(html, "api", "python.html"))
-    for module in (plucker, plucker_sweep):
+    for module in (plucker, plucker_sweep, plucker_control):
         absent = [n for n in public_names(module) if f"{module.__name__}.{n}" not in ids]
         if absent:
             failures.append(f"api/python.html does not document {module.__name__}: {', '.join(absent)}")

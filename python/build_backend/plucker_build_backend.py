@@ -101,7 +101,8 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     module = _build_module()
     with open(module, "rb") as f:
         files = {os.path.basename(module): f.read()}
-    for extra in ("plucker.pyi", "plucker_cli.py", "plucker_sweep.py", "plucker_studies.py"):
+    for extra in ("plucker.pyi", "plucker_cli.py", "plucker_sweep.py", "plucker_studies.py",
+                  "plucker_control.py"):
         with open(os.path.join(SOURCE_DIR, "python", extra), "rb") as f:
             files[extra] = f.read()
     viewer = os.path.join(os.path.dirname(os.path.dirname(module)), "viewer", "dist")

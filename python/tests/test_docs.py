@@ -17,6 +17,7 @@ import pytest
 
 import plucker
 import plucker_cli
+import plucker_control
 import plucker_sweep
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -51,7 +52,7 @@ def test_first_cpp_program_agrees_two_ways():
 def docstrings():
     """(name, docstring) of every public function, class, method and property of the modules."""
     out = []
-    for module in (plucker, plucker_sweep, plucker_cli):
+    for module in (plucker, plucker_sweep, plucker_cli, plucker_control):
         out.append((module.__name__, module.__doc__ or ""))
         for name in dir(module):
             obj = getattr(module, name)

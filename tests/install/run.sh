@@ -17,6 +17,8 @@ prefix = sys.argv[1]
 assert plucker.__file__.startswith(prefix), (plucker.__file__, prefix)
 import os
 assert os.path.exists(os.path.join(os.path.dirname(plucker.__file__), "plucker.pyi"))  # type stubs
+import plucker_control  # the pure-Python modules installed beside it
+assert plucker_control.__file__.startswith(prefix), (plucker_control.__file__, prefix)
 m = plucker.build_chain(4, seed=2)
 q = np.linspace(-0.5, 0.5, m.nq)
 tau = plucker.rnea(m, q, np.ones(m.nv), np.zeros(m.nv))
