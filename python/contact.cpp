@@ -280,6 +280,31 @@ void bind_contact(py::module_& mod) {
         s.mutable_sim("setting integrator").set_integrator(plucker::parse_integrator(name));
       });
   cls.def(
+      "set_joint_limits",
+      [](PySimulator& s, bool enabled, double stiffness, double damping) {
+        plucker::JointLimitOptions o;
+        o.enabled = enabled;
+        o.stiffness = stiffness;
+        o.damping = damping;
+        s.mutable_sim("set_joint_limits").set_joint_limits(o);
+      },
+      py::arg("enabled") = true, py::arg("stiffness") = 1e4, py::arg("damping") = 1e2,
+      "Joint limits as penalties: a revolute or prismatic joint past its URDF position limit by\n"
+      "delta gets the force max(0, k delta - d qdot) back towards the limit (never pulling);\n"
+      "stiffness k (N m/rad or N/m), damping d. Stored energy 1/2 k delta^2 counts in energy()'s\n"
+      "elastic term. Off by default; enabled=False turns it off.");
+  cls.def_property_readonly(
+      "joint_limits",
+      [](const PySimulator& s) {
+        const plucker::JointLimitOptions& o = s.sim.joint_limits();
+        py::dict d;
+        d["enabled"] = o.enabled;
+        d["stiffness"] = o.stiffness;
+        d["damping"] = o.damping;
+        return d;
+      },
+      "The joint-limit penalty options: {'enabled', 'stiffness', 'damping'}.");
+  cls.def(
       "set_rigid_options",
       [](PySimulator& s, py::object contact_tolerance, py::object restitution_velocity, py::object position_correction,
          py::object pgs_tolerance, py::object pgs_max_iterations, py::object max_pivots) {

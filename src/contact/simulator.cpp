@@ -2,6 +2,7 @@
 #include "plucker/contact/simulator.hpp"
 
 #include <Eigen/QR>
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <mutex>
@@ -108,8 +109,52 @@ void Simulator::check_state(const Eigen::Ref<const VecX>& q, const Eigen::Ref<co
   });
 }
 
+void Simulator::set_joint_limits(const JointLimitOptions& options) {
+  for (const double g : {options.stiffness, options.damping})
+    if (!std::isfinite(g) || g < 0.0)
+      throw InvalidArgument("Simulator.set_joint_limits: stiffness and damping must be finite and >= 0, got " +
+                            text::number(options.stiffness) + ", " + text::number(options.damping));
+  limits_ = options;
+  limited_joints_.clear();
+  for (int i = 1; i < model_.nbodies(); ++i)
+    if (model_.joint_nq(i) == 1 && model_.joint_nv(i) == 1) {
+      const int k = model_.idx_q(i);
+      if (std::isfinite(model_.lower_position_limit()[k]) || std::isfinite(model_.upper_position_limit()[k]))
+        limited_joints_.push_back(i);
+    }
+  tau_limited_.setZero(model_.nv());
+}
+
+const Eigen::Ref<const VecX> Simulator::with_limit_forces(const Eigen::Ref<const VecX>& q,
+                                                          const Eigen::Ref<const VecX>& v,
+                                                          const Eigen::Ref<const VecX>& tau) {
+  if (!limits_.enabled || limited_joints_.empty()) return tau;
+  tau_limited_ = tau;
+  for (const int i : limited_joints_) {
+    const int kq = model_.idx_q(i), kv = model_.idx_v(i);
+    const double lo = model_.lower_position_limit()[kq], hi = model_.upper_position_limit()[kq];
+    const double x = q[kq], xdot = v[kv];
+    if (x < lo) tau_limited_[kv] += std::max(0.0, limits_.stiffness * (lo - x) - limits_.damping * xdot);
+    if (x > hi) tau_limited_[kv] += std::min(0.0, -limits_.stiffness * (x - hi) - limits_.damping * xdot);
+  }
+  return tau_limited_;
+}
+
+double Simulator::limit_energy(const Eigen::Ref<const VecX>& q) const {
+  if (!limits_.enabled) return 0.0;
+  double e = 0.0;
+  for (const int i : limited_joints_) {
+    const int kq = model_.idx_q(i);
+    const double past =
+        std::max({0.0, model_.lower_position_limit()[kq] - q[kq], q[kq] - model_.upper_position_limit()[kq]});
+    e += 0.5 * limits_.stiffness * past * past;
+  }
+  return e;
+}
+
 const VecX& Simulator::evaluate(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
-                                const Eigen::Ref<const VecX>& tau) {
+                                const Eigen::Ref<const VecX>& tau_applied) {
+  const Eigen::Ref<const VecX> tau = with_limit_forces(q, v, tau_applied);
   const std::span<const Force> f_ext = contact_forces(model_, data_, scene_, q, v);
   if (model_.num_constraints() == 0) return aba(model_, data_, q, v, tau, f_ext, ReferenceFrame::World);
   // tau + J^T f_ext = tau + g(q) - rnea(q, 0, 0, f_ext): the contact forces as generalised forces.
@@ -375,7 +420,7 @@ void Simulator::step_unchecked(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eig
     return;
   }
   if (integrator_ == Integrator::ImplicitEuler) {
-    implicit_step(q, v, tau);
+    implicit_step(q, v, with_limit_forces(q, v, tau));
     return;
   }
   if (integrator_ == Integrator::SemiImplicitEuler) {
@@ -500,7 +545,7 @@ Energy Simulator::energy(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const
   e.kinetic = kinetic_energy(model_, data_, q, v);
   e.potential = potential_energy(model_, data_, q);
   contact_forces(model_, data_, scene_, q, v);
-  e.elastic = contact_elastic_energy(scene_, data_);
+  e.elastic = contact_elastic_energy(scene_, data_) + limit_energy(q);
   return e;
 }
 

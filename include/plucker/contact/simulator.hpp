@@ -36,8 +36,8 @@ std::string_view to_string(Integrator integrator);
 /// throws InvalidArgument otherwise.
 Integrator parse_integrator(std::string_view name);
 
-/// Rigid contact (grounds with ContactLaw::Rigid; documentation: Compliant contact and simulation, "Rigid contact"): the
-/// velocity-level time-stepping of Moreau and Jean. A step from (q, v):
+/// Rigid contact (grounds with ContactLaw::Rigid; documentation: Compliant contact and simulation, "Rigid contact"):
+/// the velocity-level time-stepping of Moreau and Jean. A step from (q, v):
 ///   1. v_free = v + dt a(q, v, tau) (a: ABA, or constrained dynamics with loop joints or mimics,
 ///      with the compliant grounds' forces as external forces);
 ///   2. the active set: rigid pairs whose gap at the step's midpoint, phi + (dt/2) min(v_n, 0), is
@@ -70,6 +70,17 @@ struct RigidContactReport {
   double complementarity = 0.0;  ///< frictionless: lcp_violation of the velocity LCP
 };
 
+/// Joint limits as penalties: every 1-DoF joint (revolute, prismatic) with a finite position
+/// limit gets, past it by delta > 0, the generalised force k delta - d qdot pushing it back
+/// (clamped at zero: the limit never pulls), like a Kelvin-Voigt contact on the joint axis.
+/// Stored energy 1/2 k delta^2 (Energy::elastic). Off by default (limits are often nominal in
+/// robot files); with implicit_euler the penalty is explicit (evaluated at the step's start).
+struct JointLimitOptions {
+  bool enabled = false;
+  double stiffness = 1e4;  ///< N m / rad (N / m for prismatic)
+  double damping = 1e2;    ///< N m s / rad
+};
+
 /// Energies at a state: kinetic, potential in the model's gravity field (zero at the world
 /// origin), elastic energy stored in the contacts; total = their sum.
 struct Energy {
@@ -91,6 +102,9 @@ class Simulator {
   ConstrainedOptions& constrained_options() { return constrained_; }
   /// Options of rigid contact (grounds with ContactLaw::Rigid).
   RigidContactOptions& rigid_options() { return rigid_; }
+  /// Joint-limit penalties (above); InvalidArgument for a negative or non-finite gain.
+  const JointLimitOptions& joint_limits() const { return limits_; }
+  void set_joint_limits(const JointLimitOptions& options);
   const RigidContactReport& rigid_report() const { return rigid_report_; }
   /// True when some ground is rigid: steps are then the rigid time-stepping above (the integrator
   /// must be semi_implicit_euler, which it is a velocity-level form of; InvalidArgument otherwise).
@@ -172,6 +186,13 @@ class Simulator {
   VecX rhs_, dv_;                                 ///< the pairs at the start of the last step
   // rigid contact scratch, sized for every pair on the first rigid step (ensure_rigid_capacity)
   RigidContactOptions rigid_;
+  JointLimitOptions limits_;
+  std::vector<int> limited_joints_;  ///< the 1-DoF joints with a finite position limit
+  VecX tau_limited_;                 ///< tau plus the joint-limit penalties
+  /// tau plus the penalties at (q, v) (tau itself when limits are off).
+  const Eigen::Ref<const VecX> with_limit_forces(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                                                 const Eigen::Ref<const VecX>& tau);
+  double limit_energy(const Eigen::Ref<const VecX>& q) const;
   RigidContactReport rigid_report_;
   std::vector<int> rigid_active_;                ///< pair index of each active pair
   MatX rigid_J_, rigid_Y_, rigid_G_, rigid_Gn_;  ///< contact rows, K J^T, Delassus, its normal block
