@@ -51,3 +51,15 @@ def test_drop_rigid_robots_land_and_hold(tmp_path):
         assert talos["height_range_last_0.2s"] < 2e-3
         assert talos["foot_slip_after_landing"] < 5e-3  # the feet hold
         assert talos["max_penetration"] < 1e-3
+
+
+@pytest.mark.skipif(not os.path.exists(os.path.join(MODELS_DIR, "solo12.urdf")), reason="solo12.urdf absent")
+def test_drop_quadruped_keeps_standing_for_ten_seconds(tmp_path):
+    # The standing test: PD + gravity compensation keeps solo12 standing 10 s after the drop
+    # (measured: height 0.2198 m, range over the last 0.2 s 2.9e-9 m, joint speeds 2e-7 rad/s,
+    # each foot at the static penetration (m g / 4k)^(2/3) = 1.55489 mm to 1e-11).
+    s = run(tmp_path, "drop_quadruped.py", "--model", os.path.join(MODELS_DIR, "solo12.urdf"), "--seconds", "10")
+    assert s["landed_all_feet"] and s["final_height"] > 0.2
+    assert s["height_range_last_0.2s"] < 1e-6 and s["max_joint_speed_last_0.2s"] < 1e-4
+    for p in s["final_penetration"]:
+        assert abs(p - s["static_penetration_quarter_weight"]) < 1e-6 * s["static_penetration_quarter_weight"]
