@@ -358,3 +358,31 @@ def test_outputs_and_choice():
         plucker.operational_space_inertia(m, q, tasks, method="banana")
     with pytest.raises(ValueError, match="unknown output 'x'"):
         plucker.operational_space(m, q, v, tasks, outputs=["jbar", "x"])
+
+
+def test_cost_study_driver(tmp_path):
+    """examples/operational_space_costs (the cost study's timer, scripts/operational_space_costs.py)
+    runs on a small model: one row per method and output set, every Lambda within 1e-10 of dense,
+    operation counts positive. Skipped when the examples are not built."""
+    import json
+    import os
+    import subprocess
+    exe = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(plucker.__file__))), "examples",
+                       "operational_space_costs")
+    if not os.path.exists(exe):
+        pytest.skip("examples/operational_space_costs not built")
+    path = tmp_path / "arm.urdf"
+    path.write_text(arm_urdf())
+    out = subprocess.run([exe, str(path), "fixed", "tool:position,l4:position", "3"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert sorted((r["method"], r["outputs"]) for r in rows) == sorted(
+        (m, o) for m in METHODS for o in ("lambda", "all"))
+    for r in rows:
+        assert r["rel_err"] < 1e-10 and r["operations"] > 0 and r["ns"] > 0 and r["m"] == 6
+        assert r["auto"] in METHODS
+    bad = subprocess.run([exe, str(path), "sideways", "tool"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "root must be 'fixed' or 'free'" in bad.stderr
+    singular = subprocess.run([exe, str(path), "fixed", "tool,tool"], capture_output=True, text=True, timeout=60)
+    assert singular.returncode == 1 and "SingularError" not in singular.stderr and "is singular" in singular.stderr
