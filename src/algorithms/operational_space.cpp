@@ -15,13 +15,13 @@
 // zero outside its body's support, and so is L^-T of it); Lambda^-1 = W^T W over the shared
 // supports; Jbar = L^-1 D^-1/2 (W Lambda).
 // Recursive (Rodriguez, Jain, Kreutz-Delgado 1991; Chang and Khatib 2000) and Efpa (Wensing,
-// Featherstone, Orin 2012): the ABA's U_i, D_i^-1 at (q, v, tau = 0) (and qdd0 = -M^-1 C), the
+// Featherstone, Orin 2012): the articulated-body U_i, D_i^-1 (innovations factorisation), the
 // propagators P_i = (1 - S_i D_i^-1 U_i^T) iX_p and Omega_i = P_i Omega_p P_i^T + S_i D_i^-1 S_i^T
 // outward on the task paths; the block of tasks a, b is K_a^T Omega_c K_b at their nearest common
 // ancestor c, with K the task force carried from the task body to c by the P^T: Recursive walks
 // each pair's paths, Efpa carries each task's K inward once and forms the pairs at the branch
 // points. Jbar = Z Lambda with Z = M^-1 J^T by the ABA's outward pass on m columns, and
-// mu + p = -Lambda (J qdd0 + Jdot v).
+// mu + p = -Lambda (J qdd0 + Jdot v), qdd0 = -M^-1 C by the same factors.
 // Shared: Lambda^-1 (+ damping^2 I) = G E G^T in task-row order, where a pivot E_k that vanishes
 // names row k as dependent on the rows before it (the library's one criterion, DEVELOPERS.md
 // "Singularity"); Lambda = G^-T E^-1 G^-1; N = I - Jbar J on the columns J moves.
@@ -31,7 +31,6 @@
 #include <cmath>
 #include <sstream>
 
-#include "algorithms/aba.hpp"
 #include "algorithms/fd_kernels.hpp"
 #include "algorithms/frame_kernels.hpp"
 #include "base/text.hpp"
@@ -51,7 +50,6 @@ struct OperationalSpaceWorkspace : detail::WorkspaceOf<OperationalSpaceWorkspace
         C(VecX::Zero(model.nv())),
         sqrt_D(VecX::Zero(model.nv())),
         S_body(Matrix6X::Zero(6, model.nv())),
-        zero_tau(VecX::Zero(model.nv())),
         qdd0(VecX::Zero(model.nv())),
         P(static_cast<std::size_t>(model.nbodies()), Mat6::Zero()),
         Omega(static_cast<std::size_t>(model.nbodies()), Mat6::Zero()),
@@ -69,7 +67,7 @@ struct OperationalSpaceWorkspace : detail::WorkspaceOf<OperationalSpaceWorkspace
   std::vector<int> top;  ///< m: the last DoF of each row's support path (-1: none)
   // Recursive and Efpa (articulated-body quantities; no M).
   Matrix6X S_body;                                          ///< every motion-subspace column in body coordinates
-  VecX zero_tau, qdd0;                                      ///< tau = 0; the ABA's qdd at tau = 0 (= -M^-1 C)
+  VecX qdd0;                                                ///< qdd at tau = 0 (= -M^-1 C)
   Matrix6X E6;                                              ///< 6 x m: each row's unit task force on its body
   Matrix6X K, OK;                                           ///< 6 x m: Efpa's propagated forces; Omega K
   std::vector<Mat6, Eigen::aligned_allocator<Mat6>> P;      ///< per body: acceleration propagator
@@ -376,24 +374,21 @@ void factor_jbar(const Model& model, Data& data, OperationalSpaceWorkspace& ws, 
 
 // ------------------------------------------------------------------------------ recursive and EFPA
 
-/// The articulated-body quantities at (q, v) with tau = 0 (ABA passes: U_i, D_i^-1, X_up and
-/// qdd0 = -M^-1 C), the motion subspaces in body coordinates, and, for every body on a task
-/// body's path to the root, the acceleration propagator P_i = (1 - S_i D_i^-1 U_i^T) iX_p and
-/// the inverse inertia Omega_i = P_i Omega_p P_i^T + S_i D_i^-1 S_i^T (Omega_0 = 0: the fixed
-/// world), outward.
-void articulated_quantities(const Model& model, Data& data, OperationalSpaceWorkspace& ws, const double* q,
-                            const double* v, std::span<const OperationalTask> tasks) {
-  detail::AbaWorkspace& aw = detail::workspace<detail::AbaWorkspace>(model, data);
-  detail::evaluate_sincos(data, q);
-  const detail::AbaState<double> st{data.X_up.data(),  data.v.data(),           data.a.data(),
-                                    aw.c.data(),       aw.I_articulated.data(), aw.p_articulated.data(),
-                                    aw.U.data(),       aw.D_inv.data(),         aw.u.data(),
-                                    data.sin_q.data(), data.cos_q.data()};
-  detail::aba_passes(
-      model, st, q, v, ws.zero_tau.data(), ws.qdd0.data(), [](int, int, Force&) {},
-      [&](int i, const ArticulatedBodyInertia& P) {
-        return detail::PivotTest{model, data.X_up, i, kFn, detail::pivot_scale(P)};
-      });
+/// The articulated-body quantities on the poses forward_kinematics left in data: U_i = P_i S_i
+/// and D_i^-1 = (S_i^T P_i S_i)^-1 with P_i the articulated inertia, by the innovations
+/// factorisation (paper 002 Eq. 45: the ABA's inward pass without velocity terms), the motion
+/// subspaces in body coordinates, and, for every body on a task body's path to the root, the
+/// acceleration propagator P_i = (1 - S_i D_i^-1 U_i^T) iX_p and the inverse inertia
+/// Omega_i = P_i Omega_p P_i^T + S_i D_i^-1 S_i^T (Omega_0 = 0: the fixed world), outward.
+void articulated_quantities(const Model& model, Data& data, OperationalSpaceWorkspace& ws,
+                            std::span<const OperationalTask> tasks) {
+  detail::InnovationsWorkspace* factors = nullptr;
+  try {
+    factors = &detail::innovations_factor(model, data);
+  } catch (const SingularError& e) {
+    throw SingularError(std::string(kFn) + ": " + e.what());
+  }
+  const detail::InnovationsWorkspace& aw = *factors;
   const int nb = model.nbodies();
   for (int j = 1; j < nb; ++j)
     ops::visit_joint(model, j, [&](const auto& joint, const auto&) PLUCKER_INLINE {
@@ -584,7 +579,7 @@ void efpa_lambda_inv(const Model& model, OperationalSpaceWorkspace& ws, std::spa
 /// Z = M^-1 J^T from the innovations Y by the ABA's outward pass, m columns at once:
 /// a'_i = iX_p a_p, qdd_i = D_i^-1 (Y_i - U_i^T a'_i), a_i = a'_i + S_i qdd_i (a_0 = 0).
 void articulated_solve(const Model& model, const Data& data, OperationalSpaceWorkspace& ws) {
-  const detail::AbaWorkspace& aw = *detail::find_workspace<detail::AbaWorkspace>(data);
+  const detail::InnovationsWorkspace& aw = *detail::find_workspace<detail::InnovationsWorkspace>(data);
   const int nb = model.nbodies(), m = static_cast<int>(ws.Y.cols());
   for (int i = 1; i < nb; ++i) {
     const int d = model.joint_nv(i), iv = model.idx_v(i), p = model.parent(i);
@@ -614,7 +609,7 @@ struct Calibration {
 };
 // Fitted by scripts/operational_space_costs.py to docs/operational_space_costs.json (46 timings per
 // method on the shared 2-vCPU development machine; order dense, sparse, recursive, efpa).
-constexpr Calibration kCalibration[4] = {{0.4193, 1367.0}, {0.473, 1305.0}, {0.4675, 4283.0}, {0.4863, 4712.0}};
+constexpr Calibration kCalibration[4] = {{0.4233, 983.6}, {0.512, 515.0}, {0.4997, 254.9}, {0.5013, 1385.0}};
 
 /// Operation counts (multiply-adds, approximate) of each method for the model, the tasks and
 /// the outputs; `mark` is per-body scratch. Allocation-free for a warm `mark`.
@@ -669,7 +664,8 @@ std::array<double, 4> operation_counts(const Model& model, std::span<const Opera
       efpa_pairs += 6.0 * ra * rb;
     }
   }
-  const double crba = 100.0 * (nb - 1) + 30.0 * D2, aba = 250.0 * (nb - 1), omega = 600.0 * on_path;
+  // aba: the innovations factorisation (the ABA's inward pass without velocity terms).
+  const double crba = 100.0 * (nb - 1) + 30.0 * D2, aba = 120.0 * (nb - 1), omega = 600.0 * on_path;
   const double shared = 1.5 * m * m * m;  // G E G^T, G^-1, Lambda
   std::array<double, 4> ops{};
   ops[0] = crba + nv * nv * nv / 6.0 + 0.5 * m * nv * nv + 0.5 * m * m * nv + shared;
@@ -688,8 +684,8 @@ std::array<double, 4> operation_counts(const Model& model, std::span<const Opera
   if (bias) {
     ops[0] += 150.0 * (nb - 1) + m * nv;
     ops[1] += 150.0 * (nb - 1) + m * nv;
-    ops[2] += m * nv + m * m;
-    ops[3] += m * nv + m * m;
+    ops[2] += 190.0 * (nb - 1) + m * nv + m * m;  // RNEA C, then qdd0 = -M^-1 C by the factors
+    ops[3] += 190.0 * (nb - 1) + m * nv + m * m;
   }
   if (outputs & kOutputNullSpace)
     for (double& o : ops) o += m * nv * nv;
@@ -801,13 +797,8 @@ const OperationalSpaceResults& operational_space(const Model& model, Data& data,
     ws.segend.resize(tasks.size());
   }
 
-  if (factor_method) {
-    // C = Coriolis, centrifugal and gravity terms (the RNEA with qdd = 0), for the bias.
-    if (want_bias) ws.C = nonlinear_effects(model, data, q, v);
-  } else {
-    // U, D^-1, X_up, qdd0 = -M^-1 C and, on the task paths, P and Omega.
-    articulated_quantities(model, data, ws, q.data(), v.data(), tasks);
-  }
+  // C = Coriolis, centrifugal and gravity terms (the RNEA with qdd = 0), for the bias.
+  if (want_bias) ws.C = nonlinear_effects(model, data, q, v);
 
   // Poses, velocities and the accelerations at qdd = 0 without gravity; S in world coordinates.
   forward_kinematics(model, data, q, v);
@@ -848,6 +839,8 @@ const OperationalSpaceResults& operational_space(const Model& model, Data& data,
         sparse_lambda_inv(model, data, ws, tasks);
       break;
     default:
+      // U, D^-1 and, on the task paths, P and Omega (on the poses of forward_kinematics).
+      articulated_quantities(model, data, ws, tasks);
       task_forces(model, data, ws, tasks, frame);
       if (method == OperationalSpaceMethod::Recursive) {
         recursive_lambda_inv(model, ws, tasks);
@@ -876,13 +869,15 @@ const OperationalSpaceResults& operational_space(const Model& model, Data& data,
         if (res.J(k, c) != 0.0) res.N.col(c) -= res.Jbar.col(k) * res.J(k, c);
   }
   // mu + p = Lambda (J M^-1 C - Jdot v): Jbar^T C - Lambda Jdot v from the factors, or
-  // -Lambda (J qdd0 + Jdot v) with qdd0 = -M^-1 C from the articulated-body pass.
+  // -Lambda (J qdd0 + Jdot v) with qdd0 = -M^-1 C by the innovations solve (O(N)).
   if (want_bias) {
     if (factor_method) {
       ws.t.noalias() = res.Lambda.lazyProduct(res.Jdot_v);
       res.bias.noalias() = res.Jbar.transpose().lazyProduct(ws.C);
       res.bias -= ws.t;
     } else {
+      ws.qdd0 = detail::innovations_solve(model, data, ws.C.data());  // M^-1 C (= -qdd at tau = 0)
+      ws.qdd0 = -ws.qdd0;
       ws.t.noalias() = res.J.lazyProduct(ws.qdd0);
       ws.t += res.Jdot_v;
       res.bias.noalias() = res.Lambda.lazyProduct(ws.t);
