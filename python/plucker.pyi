@@ -102,8 +102,14 @@ class ModelWarning(UserWarning): ...
 
 class NumericalError(FloatingPointError): ...
 
+class OperationalSpaceChoice(NamedTuple):
+    """The method operational_space(method='auto') runs for a model and tasks, why, and the predicted time of each method in ns (a dict)."""
+    method: Any
+    reason: Any
+    predicted_ns: Any
+
 class OperationalSpaceResult(NamedTuple):
-    """The result of operational_space, with m task rows: J (m, nv) the task Jacobian, Jdot_v (m,) the task acceleration at qdd = 0, Lambda (m, m) = (J M^-1 J^T)^-1, Lambda_inv (m, m), Jbar (nv, m) = M^-1 J^T Lambda, N (nv, nv) = I - Jbar J, bias (m,) = mu + p = Lambda (J M^-1 C - Jdot v)."""
+    """The result of operational_space, with m task rows: J (m, nv) the task Jacobian, Jdot_v (m,) the task acceleration at qdd = 0, Lambda (m, m) = (J M^-1 J^T)^-1, Lambda_inv (m, m), Jbar (nv, m) = M^-1 J^T Lambda, N (nv, nv) = I - Jbar J, bias (m,) = mu + p = Lambda (J M^-1 C - Jdot v), dependent_rows (the task rows that depend on the rows before them; non-empty only with damping > 0), method (the method that ran)."""
     J: Any
     Jdot_v: Any
     Lambda: Any
@@ -111,6 +117,8 @@ class OperationalSpaceResult(NamedTuple):
     Jbar: Any
     N: Any
     bias: Any
+    dependent_rows: Any
+    method: Any
 
 class Simulator:
     """Simulator(model, dt=1e-3, integrator='semi_implicit_euler', baumgarte=(10.0, 10.0), constrained_method='range_space')"""
@@ -199,6 +207,8 @@ def crba_batch_packed(model: Model, Q: numpy.typing.ArrayLike, threads: int = 0)
 
 def difference(model: Model, q0: numpy.typing.ArrayLike, q1: numpy.typing.ArrayLike) -> numpy.typing.NDArray[numpy.float64]: ...
 
+def dynamically_consistent_inverse(model: Model, q: numpy.typing.ArrayLike, frames: Sequence[Union[str, Tuple[str, Union[str, Sequence[int]]]]], method: str = 'auto', frame: str = 'local', damping: float = 0.0) -> object: ...
+
 def forward_dynamics(model: Model, q: numpy.typing.ArrayLike, v: numpy.typing.ArrayLike, tau: numpy.typing.ArrayLike, method: str = 'auto', f_ext: Optional[Dict[str, numpy.typing.ArrayLike]] = None, frame: str = 'world') -> numpy.typing.NDArray[numpy.float64]: ...
 
 def forward_dynamics_choice(model: Model) -> object: ...
@@ -241,7 +251,13 @@ def normal_force(contact: str, x: float, xdot: float, stiffness: float = 100000.
 
 def normalize(model: Model, q: numpy.typing.ArrayLike) -> numpy.typing.NDArray[numpy.float64]: ...
 
-def operational_space(model: Model, q: numpy.typing.ArrayLike, v: numpy.typing.ArrayLike, tasks: Sequence[Union[str, Tuple[str, Union[str, Sequence[int]]]]], frame: str = 'local', method: str = 'dense') -> object: ...
+def operational_space(model: Model, q: numpy.typing.ArrayLike, v: numpy.typing.ArrayLike, tasks: Sequence[Union[str, Tuple[str, Union[str, Sequence[int]]]]], frame: str = 'local', method: str = 'auto', damping: float = 0.0, outputs: object = 'all') -> object: ...
+
+def operational_space_bias(model: Model, q: numpy.typing.ArrayLike, v: object, frames: Sequence[Union[str, Tuple[str, Union[str, Sequence[int]]]]], method: str = 'auto', frame: str = 'local', damping: float = 0.0) -> object: ...
+
+def operational_space_choice(model: Model, frames: Sequence[Union[str, Tuple[str, Union[str, Sequence[int]]]]], outputs: object = 'all') -> object: ...
+
+def operational_space_inertia(model: Model, q: numpy.typing.ArrayLike, frames: Sequence[Union[str, Tuple[str, Union[str, Sequence[int]]]]], method: str = 'auto', frame: str = 'local', damping: float = 0.0) -> object: ...
 
 def potential_energy(model: Model, q: numpy.typing.ArrayLike) -> float: ...
 
@@ -288,3 +304,5 @@ def solve_conjugate_gradient(model: Model, q: numpy.typing.ArrayLike, b: numpy.t
 def solve_lcp(M: numpy.typing.ArrayLike, q: numpy.typing.ArrayLike, max_pivots: int = 0) -> numpy.typing.NDArray[numpy.float64]: ...
 
 def static_penetration(contact: str, load: float, stiffness: float = 100000.0, exponent: float = 1.5) -> float: ...
+
+def task_null_space_projector(model: Model, q: numpy.typing.ArrayLike, frames: Sequence[Union[str, Tuple[str, Union[str, Sequence[int]]]]], method: str = 'auto', frame: str = 'local', damping: float = 0.0) -> object: ...

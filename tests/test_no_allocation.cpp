@@ -221,9 +221,33 @@ void expect_no_allocation(const Model& model) {
       {"body_jacobian World", [&] { escape(body_jacobian(model, data, q, tip, RF::World)); }},
       {"body_jacobian Local", [&] { escape(body_jacobian(model, data, q, tip, RF::Local)); }},
       {"jacobian_dot_times_v", [&] { escape(jacobian_dot_times_v(model, data, q, v, tip, RF::World)); }},
-      {"operational_space local", [&] { escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::Local)); }},
+      {"operational_space local",
+       [&] { escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::Local)); }},
       {"operational_space local_world_aligned",
        [&] { escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::LocalWorldAligned)); }},
+      {"operational_space dense",
+       [&] {
+         escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::World, OperationalSpaceMethod::Dense));
+       }},
+      {"operational_space sparse",
+       [&] {
+         escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::World, OperationalSpaceMethod::Sparse));
+       }},
+      {"operational_space recursive",
+       [&] {
+         escape(
+             operational_space(model, data, q, v, op_tasks, ReferenceFrame::Local, OperationalSpaceMethod::Recursive));
+       }},
+      {"operational_space efpa",
+       [&] {
+         escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::Local, OperationalSpaceMethod::Efpa));
+       }},
+      {"operational_space efpa damped",
+       [&] {
+         OperationalSpaceOptions o;
+         o.damping = 0.1;
+         escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::Local, OperationalSpaceMethod::Efpa, o));
+       }},
       {"center_of_mass", [&] { escape(center_of_mass(model, data, q)); }},
       {"center_of_mass_jacobian", [&] { escape(center_of_mass_jacobian(model, data, q)); }},
       {"rnea_batch (1 thread)", [&] { rnea_batch(model, batch, Q, V, A, batch_out); }},
