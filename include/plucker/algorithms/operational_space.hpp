@@ -9,7 +9,8 @@
 // with xdd = d/dt (J v) = J qdd + Jdot v and C = nonlinear_effects(q, v) (Coriolis, centrifugal
 // and gravity). The documentation's page "Operational-space dynamics" gives the conventions, references and timings.
 //
-// Methods (docs/operational_space.md states the source of each formula and the measured costs):
+// Methods (the documentation page "Operational-space dynamics" states the source of each formula and the measured
+// costs):
 //   Dense ("basic matrix method" of Featherstone, "Exploiting Sparsity in Operational-space
 //     Dynamics", IJRR 29(10) 2010): M by the CRBA, a dense Cholesky factor M = L^T L, W = L^-T J^T
 //     and Lambda^-1 = W^T W with dense products. O(nv^3 + nv^2 m + nv m^2).
@@ -143,7 +144,7 @@ OperationalSpaceMethod parse_operational_space_method(const std::string& name);
 /// What Auto picks for the model, the tasks and the outputs asked for, and why: each method's
 /// operation-count formula (in counts the model and tasks determine: DoFs, bodies, the task
 /// bodies' depths and common ancestors) times per-operation times calibrated by measurement
-/// (docs/operational_space.md, "Cost study"). predicted_ns is indexed by the method's enum value
+/// (documentation: "Operational-space dynamics", "Cost study"). predicted_ns is indexed by the method's enum value
 /// (Dense..Efpa). Checks the tasks as operational_space does; allocates (the reason string).
 struct OperationalSpaceChoice {
   OperationalSpaceMethod method = OperationalSpaceMethod::Sparse;
