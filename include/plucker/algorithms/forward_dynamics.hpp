@@ -149,13 +149,13 @@ const MatX& minv(const Model& model, Data& data, const Eigen::Ref<const VecX>& q
 /// The reference form against which the CRBA is checked. Returns data.M.
 const MatX& mass_matrix_newton_euler(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
 
-/// Baraff's linear-time method (paper 000 Eq. 27: O(N) nonzero blocks and a perfect elimination
-/// order): qdd from the KKT system of the N bodies' accelerations a_i and the joints' constraint
+/// Baraff's linear-time method (Featherstone & Orin 2000, Eq. 27: O(N) nonzero blocks and a perfect
+/// elimination order): qdd from the KKT system of the N bodies' accelerations a_i and the joints' constraint
 /// forces lambda_i, in link coordinates (each body's unknowns in its own frame; joint i's constraint
 /// T_i^T (a_i - X_up(i) a_parent) = T_i^T c_i between neighbouring frames), by a block LDL^T leaves
 /// first: body i, then joint i. O(N), no allocation once warm. External forces as in aba. Throws
-/// SingularError naming the joint by the library's criterion (DEVELOPERS.md, "Singularity": the
-/// joint's pivot h_i^T I^A_i h_i, which the elimination exposes, against M_kk). Returns data.qdd.
+/// SingularError naming the joint by the library's one criterion (the joint's pivot h_i^T I^A_i h_i,
+/// which the elimination exposes, at most 1e-12 of M_kk), as the ABA does. Returns data.qdd.
 const VecX& forward_dynamics_global_sparse(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                                            const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
                                            ExternalForces f_ext = {}, ReferenceFrame frame = ReferenceFrame::World);
@@ -176,7 +176,7 @@ CfaTopology cfa_topology(const Model& model);
 /// reduction (O(log N) depth on O(N) processors, O(N) work).
 enum class CfaSolver : int { Serial, CyclicReduction };
 
-/// The Constraint-Force Algorithm (Featherstone & Fijany 1999; paper 000 §3.5, Eq. 28): for an
+/// The Constraint-Force Algorithm (Featherstone & Fijany 1999; Featherstone & Orin 2000, Eq. 28): for an
 /// unbranched chain, T^T I^-1 T lambda = T^T a_0 - T^T I^-1 (f_a - v x* I v) is block-tridiagonal in
 /// the joints' constraint forces lambda (blocks of 6 - d_i rows: any joint type, a floating base's
 /// free joint has none); solved for lambda, then a_i = I_i^-1 (f_i + constraint forces) and qdd_i
@@ -190,8 +190,10 @@ const VecX& forward_dynamics_cfa(const Model& model, Data& data, const Eigen::Re
                                  ExternalForces f_ext = {}, ReferenceFrame frame = ReferenceFrame::World,
                                  CfaSolver solver = CfaSolver::CyclicReduction);
 
-/// Floating-point operations of the last forward_dynamics_cfa on this Data, counted at each block
-/// operation as it runs (Cholesky m^3/3 + m^2/2... as in cfa.cpp): `total` is the work, `critical_path`
+/// Floating-point operations of the last forward_dynamics_cfa on this Data, added up at each block
+/// operation as it runs by formula (an m x m Cholesky m^3/3 + m^2/2, a solve with k right-hand sides
+/// 2 m^2 k, an (a x b)(b x c) product 2abc; the velocity / bias-force pass by a fixed estimate per
+/// body; src/algorithms/global_kernels.hpp): `total` is the work, `critical_path`
 /// the longest chain of dependent operations when every body, joint and cyclic-reduction task runs
 /// on its own processor (per phase, the largest task; branches counted serially). `levels`: the
 /// cyclic-reduction levels (ceil log2 of the chain length) or the chain length for the serial solver.
