@@ -107,7 +107,7 @@ void expect_singular_chain_body(const Model& model, const std::string& message) 
   int i = 0;
   while (i < model.nbodies() && model.body_name(i) != body) ++i;
   ASSERT_LT(i, model.nbodies()) << message;
-  const VecX ev = Eigen::SelfAdjointEigenSolver<Mat6>(model.inertia(i).matrix()).eigenvalues();
+  const VecX ev = Eigen::SelfAdjointEigenSolver<MatX>(MatX(model.inertia(i).matrix())).eigenvalues();
   EXPECT_LE(ev.minCoeff(), 1e-12 * ev.maxCoeff()) << message;
 }
 
