@@ -304,6 +304,7 @@ int run_scaling(const Options& opt);                                         // 
 int run_fd(const Options& opt);                                              // fd_study.cpp
 int run_fd_ops(const std::string& spec);                                     // fd_study.cpp
 int run_fd_accuracy(const std::string& out_dir, const std::string& models);  // fd_study.cpp
+int run_fd_global(const std::string& out_dir);                               // fd_study.cpp
 int run_large_model(int links, const std::string& out_dir);                  // large_model.cpp
 int run_contact(const Options& opt);                                         // contact.cpp
 

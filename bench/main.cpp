@@ -27,6 +27,8 @@ void usage() {
          "  --batch     rnea/crba/aba_batch states per second, 1 and 2 threads: <out>/batch.json\n"
          "  --fd        every forward-dynamics method vs N, chains and trees: <out>/fd_timing.json\n"
          "  --fd_accuracy   every forward-dynamics method vs a long-double reference: <out>/fd_accuracy.json\n"
+         "  --fd_global     global_sparse and cfa vs the quad reference up to 1024 bodies, CFA op counts:\n"
+         "                  <out>/fd_global.json\n"
          "  --contact   solo12 with 4 foot contacts: plucker's Simulator (compliant, rigid) vs MuJoCo's\n"
          "              mj_step, steps/s on 1 and 2 threads: <out>/contact.json\n"
          "  --large=N   load an N-link chain URDF, time and memory of load, Data, RNEA, ABA: <out>/large_model.json\n"
@@ -75,6 +77,8 @@ int main(int argc, char** argv) {
       contact = true;
     else if (a == "--fd_accuracy")
       fd_accuracy = true;
+    else if (a == "--fd_global")
+      return plucker_bench::run_fd_global(opt.out);
     else if (a.rfind("--large=", 0) == 0)
       large = std::atoi(value("--large=").c_str());
     else if (a.rfind("--reps=", 0) == 0)

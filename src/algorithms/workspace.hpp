@@ -34,7 +34,8 @@ enum class Slot : int {
   ConstrainedDerivatives,
   Global,
   Contact,
-  Last = Contact
+  GlobalSparse,  ///< global_sparse and cfa (global_kernels.hpp)
+  Last = GlobalSparse
 };
 static_assert(static_cast<int>(Slot::Last) < kWorkspaceSlots);
 

@@ -149,6 +149,60 @@ const MatX& minv(const Model& model, Data& data, const Eigen::Ref<const VecX>& q
 /// The reference form against which the CRBA is checked. Returns data.M.
 const MatX& mass_matrix_newton_euler(const Model& model, Data& data, const Eigen::Ref<const VecX>& q);
 
+/// Baraff's linear-time method (Featherstone & Orin 2000, Eq. 27: O(N) nonzero blocks and a perfect
+/// elimination order): qdd from the KKT system of the N bodies' accelerations a_i and the joints' constraint
+/// forces lambda_i, in link coordinates (each body's unknowns in its own frame; joint i's constraint
+/// T_i^T (a_i - X_up(i) a_parent) = T_i^T c_i between neighbouring frames), by a block LDL^T leaves
+/// first: body i, then joint i. O(N), no allocation once warm. External forces as in aba. Throws
+/// SingularError naming the joint by the library's one criterion (the joint's pivot h_i^T I^A_i h_i,
+/// which the elimination exposes, at most 1e-12 of M_kk), as the ABA does. Returns data.qdd.
+const VecX& forward_dynamics_global_sparse(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
+                                           const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
+                                           ExternalForces f_ext = {}, ReferenceFrame frame = ReferenceFrame::World);
+
+/// The topology the Constraint-Force Algorithm covers (Featherstone & Fijany 1999): an unbranched
+/// main chain from the base (the path to the deepest leaf) with short branches off it, each at most
+/// kCfaMaxBranchBodies bodies. `chain` lists the main chain's bodies base to tip; `reason` says why
+/// a model is not covered (empty when it is).
+inline constexpr int kCfaMaxBranchBodies = 12;
+struct CfaTopology {
+  bool covered = true;
+  std::vector<int> chain;
+  std::string reason;
+};
+CfaTopology cfa_topology(const Model& model);
+
+/// How cfa solves the block-tridiagonal Eq. 28: serially (block Cholesky, O(N) depth) or by cyclic
+/// reduction (O(log N) depth on O(N) processors, O(N) work).
+enum class CfaSolver : int { Serial, CyclicReduction };
+
+/// The Constraint-Force Algorithm (Featherstone & Fijany 1999; Featherstone & Orin 2000, Eq. 28): for an
+/// unbranched chain, T^T I^-1 T lambda = T^T a_0 - T^T I^-1 (f_a - v x* I v) is block-tridiagonal in
+/// the joints' constraint forces lambda (blocks of 6 - d_i rows: any joint type, a floating base's
+/// free joint has none); solved for lambda, then a_i = I_i^-1 (f_i + constraint forces) and qdd_i
+/// from the joint's motion. Short branches (cfa_topology) are first folded into the chain body they
+/// hang from by the elimination of global_sparse (their articulated inertia and bias). Throws
+/// InvalidArgument for a topology it does not cover, SingularError naming the body for a chain body
+/// whose inertia (with its branches) is singular (I^-1 is needed), or the joint (as global_sparse)
+/// for a branch. Returns data.qdd.
+const VecX& forward_dynamics_cfa(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
+                                 const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
+                                 ExternalForces f_ext = {}, ReferenceFrame frame = ReferenceFrame::World,
+                                 CfaSolver solver = CfaSolver::CyclicReduction);
+
+/// Floating-point operations of the last forward_dynamics_cfa on this Data, added up at each block
+/// operation as it runs by formula (an m x m Cholesky m^3/3 + m^2/2, a solve with k right-hand sides
+/// 2 m^2 k, an (a x b)(b x c) product 2abc; the velocity / bias-force pass by a fixed estimate per
+/// body; src/algorithms/global_kernels.hpp): `total` is the work, `critical_path`
+/// the longest chain of dependent operations when every body, joint and cyclic-reduction task runs
+/// on its own processor (per phase, the largest task; branches counted serially). `levels`: the
+/// cyclic-reduction levels (ceil log2 of the chain length) or the chain length for the serial solver.
+struct CfaOperationCounts {
+  int chain_bodies = 0, branch_bodies = 0, levels = 0;
+  double total = 0.0, critical_path = 0.0;
+};
+CfaOperationCounts cfa_operation_counts(const Data& data);
+
 // ============================================================================================
 // One entry point
 // ============================================================================================
@@ -163,6 +217,8 @@ enum class ForwardDynamicsMethod : int {
   PreconditionedCG,   ///< "pcg": conjugate gradient preconditioned by diag(H R H*)
   Innovations,        ///< "innovations": innovations factorisation, two triangular recursions
   Minv,               ///< "minv": qdd = M^-1 (tau - C) with M^-1 from minv
+  GlobalSparse,       ///< "global_sparse": Baraff's O(N) sparse LDL^T of Eq. 27 (link coordinates)
+  Cfa,                ///< "cfa": the Constraint-Force Algorithm, Eq. 28 by cyclic reduction
   Auto,               ///< "auto": the method forward_dynamics_choice picks for the model
 };
 
