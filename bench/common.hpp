@@ -298,14 +298,16 @@ void register_pool_bench(const std::string& name, const Options& opt, int n, boo
 // ---------------------------------------------------------------------------
 // The modes, one file each
 // ---------------------------------------------------------------------------
-int run_models(const Options& opt);                                          // table.cpp
-int run_batch(const Options& opt);                                           // batched.cpp
-int run_scaling(const Options& opt);                                         // scaling.cpp
-int run_fd(const Options& opt);                                              // fd_study.cpp
-int run_fd_ops(const std::string& spec);                                     // fd_study.cpp
-int run_fd_accuracy(const std::string& out_dir, const std::string& models);  // fd_study.cpp
+int run_models(const Options& opt);                                           // table.cpp
+int run_batch(const Options& opt);                                            // batched.cpp
+int run_scaling(const Options& opt);                                          // scaling.cpp
+int run_fd(const Options& opt);                                               // fd_study.cpp
+int run_fd_ops(const std::string& spec);                                      // fd_study.cpp
+int run_fd_accuracy(const std::string& out_dir, const std::string& models);   // fd_study.cpp
+int run_fd_global(const std::string& out_dir);                                // fd_study.cpp
 int run_dca_accuracy(const std::string& out_dir, const std::string& models);  // fd_study.cpp
 int run_dca_timing(const Options& opt);                                       // dca_study.cpp
-int run_large_model(int links, const std::string& out_dir);                  // large_model.cpp
+int run_large_model(int links, const std::string& out_dir);                   // large_model.cpp
+int run_contact(const Options& opt);                                          // contact.cpp
 
 }  // namespace plucker_bench

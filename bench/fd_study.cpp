@@ -12,6 +12,11 @@
 //   --fd_accuracy             relative error of every method's qdd against a long-double
 //                             reference (below) on chains of growing size and condition
 //                             number: <out>/fd_accuracy.json.
+//   --fd_global               the global formulation's methods (global_sparse, cfa by cyclic
+//                             reduction and serially) with the ABA and CRBA + LTDL, against the same
+//                             reference, on chains, chains with short branches and binary trees
+//                             of 16-1024 bodies, and the CFA's operation counts (total and critical
+//                             path): <out>/fd_global.json (bench/fd_global_plot.py plots it).
 //
 // The reference: the same model's dynamics in quadruple precision (GCC's __float128, eps 1.9e-34):
 // C by the RNEA, M by the direct method (nv gravity-free RNEA calls), qdd = M^-1 (tau - C) by
@@ -24,6 +29,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -415,6 +421,147 @@ int run_fd_accuracy(const std::string& out_dir, const std::string& models_regex)
       "\nworst relative error |qdd - qdd_ref| / |qdd_ref| over %d states; reference in __float128 (ld-ref dev: "
       "how far a long-double reference is from it); wrote %s/fd_accuracy.json\n",
       kStates, out_dir.c_str());
+  return 0;
+}
+
+namespace {
+
+/// A chain of n revolute links (axes z, y alternating) with a two-body twig (x axes) at every fourth
+/// link: the CFA's "short branches off the main chain". n counts every body.
+/// %.4e of x, or null (JSON has no NaN) for a method that does not apply.
+std::string json_number(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4e", x);
+  return buf;
+}
+
+plucker::Model twig_chain(int n) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  plucker::Model m;
+  auto inertia = [&](double scale) {
+    const double mass = scale * (0.5 + u(rng));
+    const plucker::Vec3 com(0.1 + 0.05 * u(rng), 0.02 * u(rng), 0.02 * u(rng));
+    const plucker::Vec3 moments(0.01 + 0.01 * u(rng), 0.02 + 0.01 * u(rng), 0.02 + 0.01 * u(rng));
+    return plucker::RigidBodyInertia::from_mass_com_inertia(mass, com, mass * moments.asDiagonal().toDenseMatrix());
+  };
+  const plucker::Transform X = plucker::Transform::translation(plucker::Vec3(0.2, 0.0, 0.0));
+  int parent = 0, bodies = 0;
+  for (int k = 0; bodies < n; ++k) {
+    const plucker::JointModel j =
+        k % 2 ? plucker::JointModel(plucker::JointRevoluteY{}) : plucker::JointModel(plucker::JointRevoluteZ{});
+    parent = m.add_body(parent, j, X, inertia(1.0), "link" + std::to_string(k), "joint" + std::to_string(k));
+    ++bodies;
+    if (k % 4 == 3)
+      for (int t = 0, b = parent; t < 2 && bodies < n; ++t, ++bodies)
+        b = m.add_body(b, plucker::JointRevoluteX{}, X, inertia(0.3),
+                       "twig" + std::to_string(k) + "_" + std::to_string(t),
+                       "twig_joint" + std::to_string(k) + "_" + std::to_string(t));
+  }
+  return m;
+}
+
+}  // namespace
+
+int run_fd_global(const std::string& out_dir) {
+  using Method = plucker::ForwardDynamicsMethod;
+  struct Case {
+    std::string family;
+    int n;
+    std::function<plucker::Model()> build;
+  };
+  std::vector<Case> cases;
+  for (int n : {16, 32, 64, 128, 256, 512, 1024}) {
+    cases.push_back({"chain", n, [n] { return plucker::build_chain(n); }});
+    cases.push_back({"twig_chain", n, [n] { return twig_chain(n); }});
+    cases.push_back({"tree_bf2", n, [n] { return plucker::build_random_tree(n, 2.0, 0.5, 1.0); }});
+  }
+  for (int n : {16, 32, 64})
+    cases.push_back({"tapered_chain", n, [n] { return plucker::build_random_tree(n, 1.0, 0.5, 0.95); }});
+  struct Run {
+    const char* name;
+    std::function<const plucker::VecX&(const plucker::Model&, plucker::Data&, const plucker::VecX&,
+                                       const plucker::VecX&, const plucker::VecX&)>
+        fd;
+  };
+  const std::vector<Run> runs = {
+      {"aba",
+       [](auto& m, auto& d, auto& q, auto& v, auto& t) -> const plucker::VecX& { return plucker::aba(m, d, q, v, t); }},
+      {"crba_ltdl",
+       [](auto& m, auto& d, auto& q, auto& v, auto& t) -> const plucker::VecX& {
+         return plucker::forward_dynamics(m, d, q, v, t, Method::CrbaLtdl);
+       }},
+      {"global_sparse",
+       [](auto& m, auto& d, auto& q, auto& v, auto& t) -> const plucker::VecX& {
+         return plucker::forward_dynamics_global_sparse(m, d, q, v, t);
+       }},
+      {"cfa",
+       [](auto& m, auto& d, auto& q, auto& v, auto& t) -> const plucker::VecX& {
+         return plucker::forward_dynamics_cfa(m, d, q, v, t, {}, plucker::ReferenceFrame::World,
+                                              plucker::CfaSolver::CyclicReduction);
+       }},
+      {"cfa_serial",
+       [](auto& m, auto& d, auto& q, auto& v, auto& t) -> const plucker::VecX& {
+         return plucker::forward_dynamics_cfa(m, d, q, v, t, {}, plucker::ReferenceFrame::World,
+                                              plucker::CfaSolver::Serial);
+       }},
+  };
+  JsonArray js(output_path(out_dir, "fd_global.json"));
+  std::printf("%-14s %5s %9s", "model", "nv", "cond(M)");
+  for (const Run& r : runs) std::printf(" %13s", r.name);
+  std::printf(" %12s %12s %12s\n", "cfa levels", "cfa path", "serial path");
+  for (const Case& c : cases) {
+    const plucker::Model model = c.build();
+    const auto bodies_q = reference_model<Quad>(model);
+    if (!bodies_q) continue;
+    plucker::Data data(model);
+    std::mt19937_64 rng(13);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    const int states = c.n <= 256 ? 3 : 1;  // the quad reference is O(N^3): about a minute at 1024
+    std::map<std::string, double> worst;
+    double cond_max = 0.0;
+    plucker::CfaOperationCounts cr{}, serial{};
+    for (int s = 0; s < states; ++s) {
+      const plucker::VecX q = plucker::random_configuration(model, rng);
+      plucker::VecX v(model.nv()), tau(model.nv());
+      for (int k = 0; k < model.nv(); ++k) v[k] = u(rng), tau[k] = 10.0 * u(rng);
+      plucker::MatX M;
+      const Eigen::Matrix<long double, Eigen::Dynamic, 1> ref =
+          reference_fd<Quad>(*bodies_q, model, q, v, tau, &M).template cast<long double>();
+      const Eigen::VectorXd ev = Eigen::SelfAdjointEigenSolver<plucker::MatX>(M, Eigen::EigenvaluesOnly).eigenvalues();
+      const double cond = ev.maxCoeff() / ev.minCoeff();
+      cond_max = std::max(cond_max, cond);
+      for (const Run& r : runs) {
+        double err = std::nan("");
+        try {
+          err = rel_diff(r.fd(model, data, q, v, tau).cast<long double>(), ref);
+          if (std::string(r.name) == "cfa") cr = plucker::cfa_operation_counts(data);
+          if (std::string(r.name) == "cfa_serial") serial = plucker::cfa_operation_counts(data);
+        } catch (const plucker::InvalidArgument&) {  // a topology the CFA does not cover: no point
+        }
+        if (!worst.count(r.name) || std::isnan(worst[r.name])) worst[r.name] = err;  // NaN: not covered
+        worst[r.name] = std::max(worst[r.name], err);
+        char buf[640];
+        std::snprintf(buf, sizeof(buf),
+                      "  {\"family\": \"%s\", \"bodies\": %d, \"nv\": %d, \"state\": %d, \"method\": \"%s\", "
+                      "\"rel_err\": %s, \"cond\": %.4e, \"quad_ref_bound\": %.3e, \"cfa_levels\": %d, "
+                      "\"cfa_critical_path\": %.6g, \"cfa_total\": %.6g, \"serial_critical_path\": %.6g}",
+                      c.family.c_str(), c.n, model.nv(), s, r.name, json_number(err).c_str(), cond, cond * kQuadEps,
+                      cr.levels, cr.critical_path, cr.total, serial.critical_path);
+        js.add(buf);
+      }
+    }
+    std::printf("%-14s %5d %9.2e", (c.family + std::to_string(c.n)).c_str(), model.nv(), cond_max);
+    for (const Run& r : runs) std::printf(" %13.2e", worst[r.name]);
+    std::printf(" %12d %12.4g %12.4g\n", cr.levels, cr.critical_path, serial.critical_path);
+    std::fflush(stdout);
+  }
+  js.close();
+  std::printf(
+      "\nworst relative error |qdd - qdd_ref| / |qdd_ref| (reference in __float128); cfa path: flops on the "
+      "critical path of cyclic reduction; wrote %s/fd_global.json\n",
+      out_dir.c_str());
   return 0;
 }
 

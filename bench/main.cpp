@@ -14,7 +14,8 @@ using plucker_bench::Options;
 
 void usage() {
   std::cout
-      << "usage: plucker_bench [--scaling | --micro | --fd | --batch | --large=N] [--reps=N] [--min_time=SECONDS] "
+      << "usage: plucker_bench [--scaling | --micro | --fd | --batch | --contact | --large=N] [--reps=N] "
+         "[--min_time=SECONDS] "
          "[--models=REGEX]\n"
          "                     [--no_peers] [--out=DIR] [--benchmark_* flags]\n"
          "  default     robot models x algorithms, plucker vs peers: one table, and\n"
@@ -26,6 +27,10 @@ void usage() {
          "  --batch     rnea/crba/aba_batch states per second, 1 and 2 threads: <out>/batch.json\n"
          "  --fd        every forward-dynamics method vs N, chains and trees: <out>/fd_timing.json\n"
          "  --fd_accuracy   every forward-dynamics method vs a long-double reference: <out>/fd_accuracy.json\n"
+         "  --fd_global     global_sparse and cfa vs the quad reference up to 1024 bodies, CFA op counts:\n"
+         "                  <out>/fd_global.json\n"
+         "  --contact   solo12 with 4 foot contacts: plucker's Simulator (compliant, rigid) vs MuJoCo's\n"
+         "              mj_step, steps/s on 1 and 2 threads: <out>/contact.json\n"
          "  --dca_accuracy  aba and the divide-and-conquer algorithm vs a quad reference, N = 4..1024:\n"
          "                  <out>/dca_accuracy.json\n"
          "  --dca_timing    divide-and-conquer algorithm, 1 and 2 threads, vs the ABA: <out>/dca_timing.json\n"
@@ -57,6 +62,7 @@ int main(int argc, char** argv) {
   std::vector<char*> rest = {argv[0]};
   bool user_filter = false, user_interleave = false, fd_accuracy = false, dca_accuracy = false, dca_timing = false;
   int large = 0;
+  bool contact = false;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     auto value = [&](const std::string& key) { return a.substr(key.size()); };
@@ -70,8 +76,12 @@ int main(int argc, char** argv) {
       opt.mode = Options::Mode::Batch;
     else if (a.rfind("--fd_ops=", 0) == 0)
       return plucker_bench::run_fd_ops(value("--fd_ops="));
+    else if (a == "--contact")
+      contact = true;
     else if (a == "--fd_accuracy")
       fd_accuracy = true;
+    else if (a == "--fd_global")
+      return plucker_bench::run_fd_global(opt.out);
     else if (a == "--dca_accuracy")
       dca_accuracy = true;
     else if (a == "--dca_timing")
@@ -97,6 +107,7 @@ int main(int argc, char** argv) {
       rest.push_back(argv[k]);
     }
   }
+  if (contact) return plucker_bench::run_contact(opt);
   if (fd_accuracy) return plucker_bench::run_fd_accuracy(opt.out, opt.models);
   if (dca_accuracy) return plucker_bench::run_dca_accuracy(opt.out, opt.models);
   if (dca_timing) return plucker_bench::run_dca_timing(opt);

@@ -22,11 +22,14 @@
 #include <mujoco/mujoco.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "peers.hpp"
 
@@ -283,6 +286,168 @@ std::unique_ptr<Peer> make_mujoco_peer(const ModelDesc& desc, std::string& why) 
   why = peer->map_joints();
   if (!why.empty()) return nullptr;
   return peer;
+}
+
+namespace {
+/// mj_loadXML of the text `xml` written to a temporary file with the suffix; nullptr and `why`.
+mjModel* load_text(const std::string& xml, const char* suffix, std::string& why) {
+  std::string pattern = std::string("/tmp/plucker_bench_mujoco_XXXXXX") + suffix;
+  std::vector<char> path(pattern.begin(), pattern.end());
+  path.push_back('\0');
+  const int fd = mkstemps(path.data(), static_cast<int>(std::strlen(suffix)));
+  if (fd < 0) {
+    why = "cannot create a temporary file";
+    return nullptr;
+  }
+  FILE* f = fdopen(fd, "w");
+  std::fwrite(xml.data(), 1, xml.size(), f);
+  std::fclose(f);
+  char err[1024] = "";
+  mjModel* m = mj_loadXML(path.data(), nullptr, err, sizeof(err));
+  std::remove(path.data());
+  if (!m) {
+    why = std::string("mj_loadXML: ") + err;
+    for (char& c : why)
+      if (c == '\n') c = ' ';
+  }
+  return m;
+}
+}  // namespace
+
+std::string mujoco_contact_timing(const ModelDesc& desc, const ContactWorld& world, ContactTiming& out) {
+  // 1. The URDF (floating root prepended) through MuJoCo's importer, saved back as MJCF.
+  std::string xml = read_text(desc.urdf), why;
+  if (xml.empty()) return "cannot read " + desc.urdf;
+  if (!desc.floating) return "the contact world needs a floating base";
+  const std::size_t robot = xml.find("<robot");
+  const std::size_t close = robot == std::string::npos ? robot : xml.find('>', robot);
+  if (close == std::string::npos) return "no <robot> element";
+  xml.insert(close + 1,
+             "\n<link name=\"plucker_mj_world__\"/>\n<joint name=\"root_joint\" type=\"floating\">"
+             "<parent link=\"plucker_mj_world__\"/><child link=\"" +
+                 desc.root_link + "\"/></joint>\n");
+  mjModel* m0 = load_text(xml, ".urdf", why);
+  if (!m0) return why;
+  char saved[] = "/tmp/plucker_bench_mujoco_XXXXXX.xml";
+  const int fd = mkstemps(saved, 4);
+  if (fd < 0) {
+    mj_deleteModel(m0);
+    return "cannot create a temporary file";
+  }
+  ::close(fd);
+  char err[1024] = "";
+  const int ok = mj_saveLastXML(saved, m0, err, sizeof(err));
+  mj_deleteModel(m0);
+  std::string mjcf = read_text(saved);
+  std::remove(saved);
+  if (!ok || mjcf.empty()) return std::string("mj_saveLastXML: ") + err;
+  // 2. The ground plane and the foot spheres (the spheres collide with the plane only).
+  const std::size_t wb = mjcf.find("<worldbody>");
+  if (wb == std::string::npos) return "no <worldbody> in the saved MJCF";
+  mjcf.insert(wb + 11, "\n<geom name=\"plucker_ground\" type=\"plane\" size=\"0 0 1\"/>");
+  for (std::size_t k = 0; k < world.foot_bodies.size(); ++k) {
+    const std::string key = "<body name=\"" + world.foot_bodies[k] + "\"";
+    const std::size_t at = mjcf.find(key);
+    if (at == std::string::npos) return "body '" + world.foot_bodies[k] + "' not in the MuJoCo model";
+    const std::size_t end = mjcf.find('>', at);
+    char geom[256];
+    std::snprintf(geom, sizeof(geom),
+                  "\n<geom name=\"plucker_foot_%zu\" type=\"sphere\" size=\"%.17g\" pos=\"%.17g %.17g %.17g\"/>", k,
+                  world.radius, world.foot_centers[3 * k], world.foot_centers[3 * k + 1],
+                  world.foot_centers[3 * k + 2]);
+    mjcf.insert(end + 1, geom);
+  }
+  mjModel* m = load_text(mjcf, ".xml", why);
+  if (!m) return why;
+  // 3. The same dynamics as the plucker side: no joint damping, armature, friction loss, limits,
+  // passive or actuator forces; contact on; MuJoCo's Euler step (semi-implicit) at dt.
+  for (int k = 0; k < m->nv; ++k) m->dof_armature[k] = m->dof_damping[k] = m->dof_frictionloss[k] = 0.0;
+  for (int j = 0; j < m->njnt; ++j) m->jnt_stiffness[j] = 0.0;
+  m->opt.disableflags |= mjDSBL_EQUALITY | mjDSBL_FRICTIONLOSS | mjDSBL_LIMIT | mjDSBL_PASSIVE | mjDSBL_ACTUATION;
+  for (int k = 0; k < 3; ++k) m->opt.gravity[k] = desc.gravity[k];
+  m->opt.timestep = world.dt;
+  m->opt.integrator = mjINT_EULER;
+  const int ground = mj_name2id(m, mjOBJ_GEOM, "plucker_ground");
+  for (int g = 0; g < m->ngeom; ++g) {
+    const bool is_ground = g == ground;
+    m->geom_contype[g] = is_ground ? 0 : 1;
+    m->geom_conaffinity[g] = is_ground ? 1 : 0;
+    m->geom_friction[3 * g] = world.mu;
+  }
+  out.method = "mj_step (Euler, dt " + std::to_string(world.dt) +
+               ", default soft contact: " + (m->opt.cone == mjCONE_PYRAMIDAL ? "pyramidal" : "elliptic") +
+               " cone, solver " +
+               (m->opt.solver == mjSOL_NEWTON ? "Newton"
+                : m->opt.solver == mjSOL_CG   ? "CG"
+                                              : "PGS") +
+               ", iterations " + std::to_string(m->opt.iterations) + ")";
+  // 4. Joint map: plucker q/v index -> MuJoCo qpos/dof address.
+  struct Map {
+    int idx_q, idx_v, qadr, dadr;
+    bool free;
+  };
+  std::vector<Map> map;
+  for (const JointDesc& jd : desc.joints) {
+    const int j = mj_name2id(m, mjOBJ_JOINT, jd.name.c_str());
+    if (j < 0) {
+      mj_deleteModel(m);
+      return "joint '" + jd.name + "' not in the MuJoCo model";
+    }
+    map.push_back({jd.idx_q, jd.idx_v, m->jnt_qposadr[j], m->jnt_dofadr[j], jd.free_flyer});
+  }
+  auto rollout = [&](mjData* d) {
+    mj_resetData(m, d);
+    for (const Map& j : map) {
+      if (!j.free) {
+        d->qpos[j.qadr] = world.q0[static_cast<std::size_t>(j.idx_q)];
+        continue;
+      }
+      const double* fq = &world.q0[static_cast<std::size_t>(j.idx_q)];
+      for (int k = 0; k < 3; ++k) d->qpos[j.qadr + k] = fq[k];
+      d->qpos[j.qadr + 3] = fq[6];
+      d->qpos[j.qadr + 4] = fq[3];
+      d->qpos[j.qadr + 5] = fq[4];
+      d->qpos[j.qadr + 6] = fq[5];
+    }
+    for (int t = 0; t < world.steps; ++t) {
+      for (const Map& j : map)
+        if (!j.free)
+          d->qfrc_applied[j.dadr] = world.kp * (world.q_des[static_cast<std::size_t>(j.idx_q)] - d->qpos[j.qadr]) -
+                                    world.kd * d->qvel[j.dadr];
+      mj_step(m, d);
+    }
+  };
+  mjData* d = mj_makeData(m);
+  rollout(d);  // warm
+  for (const Map& j : map)
+    if (j.free) out.final_height = d->qpos[j.qadr + 2];
+  out.final_contacts = d->ncon;
+  for (int c = 0; c < d->ncon; ++c) {
+    mjtNum f[6];
+    mj_contactForce(m, d, c, f);  // contact frame: normal first
+    out.final_force_z += f[0] * d->contact[c].frame[2] + f[1] * d->contact[c].frame[5] + f[2] * d->contact[c].frame[8];
+  }
+  for (int r = 0; r < world.reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    rollout(d);
+    out.seconds_single.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  mj_deleteData(d);
+  // Batched: `batch` rollouts on 2 threads, each with its own mjData.
+  for (int r = 0; r < world.reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int th = 0; th < 2; ++th)
+      pool.emplace_back([&, th] {
+        mjData* dd = mj_makeData(m);
+        for (int b = th; b < world.batch; b += 2) rollout(dd);
+        mj_deleteData(dd);
+      });
+    for (std::thread& t : pool) t.join();
+    out.seconds_batch.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  mj_deleteModel(m);
+  return "";
 }
 
 }  // namespace plucker_bench

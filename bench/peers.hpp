@@ -98,6 +98,32 @@ using PeerFactory = std::unique_ptr<Peer> (*)(const ModelDesc& model, std::strin
 #ifdef PLUCKER_HAVE_MUJOCO
 PLUCKER_BENCH_PEER_API std::unique_ptr<Peer> make_mujoco_peer(const ModelDesc& model, std::string& why);
 #endif
+/// The contact benchmark's world (bench/contact.cpp): the model of ModelDesc with a sphere of
+/// `radius` on each foot (the body's URDF link name, the centre in that link's frame) and a
+/// ground plane z = 0, Coulomb friction mu, time step dt; a joint PD controller
+/// tau = kp (q_des - q) - kd v on the 1-DoF joints; `steps` steps from q0 (plucker coordinates,
+/// v = 0) per rollout, `reps` rollouts per thread count. Timed: the mj_step loop with the
+/// PD torques written into qfrc_applied. Results in plucker's conventions where they are states.
+struct ContactWorld {
+  std::vector<std::string> foot_bodies;
+  std::vector<double> foot_centers;  ///< 3 per foot
+  double radius = 0.02, mu = 0.8, dt = 1e-3, kp = 6.0, kd = 0.2;
+  std::vector<double> q0, q_des;  ///< plucker coordinates (nq)
+  int steps = 2000, reps = 5, batch = 8;
+};
+struct ContactTiming {
+  std::string method;                  ///< what mj_step was configured to do
+  std::vector<double> seconds_single;  ///< one rollout of `steps` steps, per rep
+  std::vector<double> seconds_batch;   ///< `batch` rollouts on 2 threads, per rep
+  double final_height = 0.0;           ///< base z at the end of a rollout
+  int final_contacts = 0;              ///< MuJoCo's d->ncon then
+  double final_force_z = 0.0;          ///< sum of the contact forces' z components then
+};
+#ifdef PLUCKER_HAVE_MUJOCO
+/// Runs the contact world in MuJoCo; returns "" or why it cannot.
+PLUCKER_BENCH_PEER_API std::string mujoco_contact_timing(const ModelDesc& model, const ContactWorld& world,
+                                                         ContactTiming& out);
+#endif
 #ifdef PLUCKER_HAVE_KDL
 PLUCKER_BENCH_PEER_API std::unique_ptr<Peer> make_kdl_peer(const ModelDesc& model, std::string& why);
 #endif

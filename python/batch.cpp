@@ -12,6 +12,7 @@ namespace {
 
 /// rnea_batch (inverse = true) or aba_batch: (B, nq), (B, nv), (B, nv) -> (B, nv).
 py::array_t<double> dynamics_batch_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike x, int threads, bool inverse) {
+  warn_if_constrained(m, inverse ? "rnea_batch" : "aba_batch");
   const Model& model = m.model();
   const std::string nq = "nq = " + std::to_string(model.nq()), nv = "nv = " + std::to_string(model.nv());
   const Array Q = batch_arg(q, "Q", model.nq(), nq);
@@ -34,6 +35,7 @@ py::array_t<double> dynamics_batch_py(PyModel& m, ArrayLike q, ArrayLike v, Arra
 }
 
 py::array_t<double> crba_batch_py(PyModel& m, ArrayLike q, int threads) {
+  warn_if_constrained(m, "crba_batch");
   const Model& model = m.model();
   const Array Q = batch_arg(q, "Q", model.nq(), "nq = " + std::to_string(model.nq()));
   const py::ssize_t B = Q.shape(0), nv = model.nv();
@@ -53,6 +55,7 @@ py::array_t<double> crba_batch_py(PyModel& m, ArrayLike q, int threads) {
 
 /// crba_batch_packed: (B, nq) -> (B, nnz), row b = M(Q[b])'s nonzeros in jsim_pattern order.
 py::array_t<double> crba_batch_packed_py(PyModel& m, ArrayLike q, int threads) {
+  warn_if_constrained(m, "crba_batch_packed");
   const Model& model = m.model();
   const Array Q = batch_arg(q, "Q", model.nq(), "nq = " + std::to_string(model.nq()));
   const py::ssize_t B = Q.shape(0);

@@ -9,9 +9,11 @@
 //   loops.cpp             closed loops (constraints, assembly, constrained dynamics)
 //   batch.cpp             the batched functions (they and the batched derivatives release the GIL)
 //   derivatives.cpp       derivatives of rnea and aba, one state and batched (these release it too)
-//   kinematics.cpp        poses, Jacobians, centre of mass, configuration space
+//   kinematics.cpp        poses, Jacobians and their derivatives, frame velocity and acceleration,
+//                         centre of mass, centroidal momentum, configuration space
 //   operational_space.cpp operational-space dynamics (task Jacobian, Lambda, Jbar, N, bias)
 //   contact.cpp           compliant contact and the Simulator (its rollout releases the GIL)
+//   lie.cpp               SO(3) / SE(3) exp, log and Jacobians, quaternion helpers
 //
 // pybind11/eigen.h and pybind11/stl.h are deliberately not used (compile time): the few
 // conversions are written out in convert.cpp.
@@ -51,13 +53,24 @@ class PyModel {
   plucker::Model& mutable_model(const char* what);
   /// Drops the workspace (after a change of the model's sizes); the next use makes a new one.
   void reset_data() { data_.reset(); }
+  /// True the first time it is called on a model with loop joints or mimic relations.
+  bool first_tree_call_on_constrained_model() {
+    if (constrained_warned_ || (model_.loop_joints().empty() && model_.mimics().empty())) return false;
+    constrained_warned_ = true;
+    return true;
+  }
 
  private:
   friend class Running;
   plucker::Model model_;
   std::unique_ptr<plucker::Data> data_;
   std::vector<const char*> running_;  ///< names of the calls running without the GIL
+  bool constrained_warned_ = false;
 };
+
+/// A tree algorithm called on a model with loop joints or mimic relations: warns once per
+/// model (plucker.ModelWarning) that it ignores them.
+void warn_if_constrained(PyModel& m, const char* fn);
 
 /// Marks a PyModel in use by `call` for the scope (make and destroy it with the GIL held, and
 /// release the GIL inside its scope).
@@ -90,5 +103,6 @@ void bind_derivatives(py::module_& mod);
 void bind_kinematics(py::module_& mod);
 void bind_operational_space(py::module_& mod);
 void bind_contact(py::module_& mod);
+void bind_lie(py::module_& mod);
 
 }  // namespace plucker_py

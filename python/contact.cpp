@@ -1,6 +1,7 @@
 // Compliant contact and the Simulator (docs/contact.md). The Simulator keeps its own copy of the
 // model (changing the Python Model afterwards does not change it); rollout runs in C++ without
 // the GIL, and while it runs the simulator's mutators raise RuntimeError.
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -41,9 +42,11 @@ class Busy {
   PySimulator& s_;
 };
 
-NormalForceModel normal_model(const std::string& contact, double stiffness, py::object damping, double exponent) {
+NormalForceModel normal_model(const std::string& contact, double stiffness, py::object damping, double exponent,
+                              double restitution = 0.0) {
   NormalForceModel n;
   n.law = plucker::parse_contact_law(contact);
+  n.restitution = restitution;
   n.stiffness = stiffness;
   n.exponent = exponent;
   if (damping.is_none())
@@ -93,7 +96,8 @@ py::dict pairs_dict(std::span<const plucker::ContactPair> pairs) {
 const char* const simulator_doc =
     "Simulator(model, dt=1e-3, integrator='semi_implicit_euler', baumgarte=(10.0, 10.0),\n"
     "          constrained_method='range_space')\n\n"
-    "A fixed-step simulator with compliant contact (docs/contact.md). It keeps a copy of the model.\n"
+    "A fixed-step simulator with compliant contact (documentation: Compliant contact and simulation).\n"
+    "It keeps a copy of the model.\n"
     "integrator: 'semi_implicit_euler' (first order), 'rk4' (fourth order; RKMK on free-flyer and\n"
     "spherical joints) or 'implicit_euler' (linearly implicit in the contact forces, for stiff contact and\n"
     "friction; trees only). Contact forces enter as external forces (aba with\n"
@@ -120,11 +124,11 @@ void bind_contact(py::module_& mod) {
       "add_ground",
       [](PySimulator& s, ArrayLike normal, double offset, const std::string& contact, double stiffness,
          py::object damping, double exponent, double friction, py::object static_friction, double stribeck_velocity,
-         double regularization) {
+         double regularization, double restitution) {
         plucker::HalfSpace h;
         h.normal = vec3_arg(normal, "normal");
         h.offset = offset;
-        h.normal_force = normal_model(contact, stiffness, damping, exponent);
+        h.normal_force = normal_model(contact, stiffness, damping, exponent, restitution);
         h.friction.dynamic_coefficient = friction;
         h.friction.static_coefficient =
             static_friction.is_none() ? friction : real_arg(static_friction, "static_friction");
@@ -135,10 +139,18 @@ void bind_contact(py::module_& mod) {
       py::arg("normal") = py::make_tuple(0.0, 0.0, 1.0), py::arg("offset") = 0.0, py::arg("contact") = "hunt_crossley",
       py::arg("stiffness") = 1e5, py::arg("damping") = py::none(), py::arg("exponent") = 1.5, py::arg("friction") = 0.8,
       py::arg("static_friction") = py::none(), py::arg("stribeck_velocity") = 0.1, py::arg("regularization") = 0.01,
+      py::arg("restitution") = 0.0,
       "Adds the half-space {y : normal . y <= offset} (normal normalised); returns its index.\n"
+      "contact='rigid': a unilateral constraint solved by impulses each step (Moreau-Jean time-stepping;\n"
+      "frictionless: exact LCP by Lemke's method; friction > 0: projected Gauss-Seidel over the Coulomb\n"
+      "cones with mu = friction) with Newton's restitution law (restitution = e in [0, 1]); stiffness,\n"
+      "damping, exponent and the regularisation are ignored, and the integrator must be\n"
+      "'semi_implicit_euler'. Compliant laws:\n"
       "contact: 'hunt_crossley' f = k x^n + d x^n xdot, 'linear' f = k x + d xdot, 'azad_featherstone'\n"
-      "f = k x^n + d x^(n-1) xdot (n = 1.5: Azad & Featherstone), all clamped at f >= 0. damping=None:\n"
-      "0.3 k for hunt_crossley (Marhefka & Orin alpha = 0.2 s/m), 0 otherwise. Friction: regularised\n"
+      "f = k x^n + d x^(n-1) xdot (n = 1.5: Azad & Featherstone, \"A New Nonlinear Model of Contact\n"
+      "Normal Force\", IEEE T-RO 2014), all clamped at f >= 0. damping=None: 0.3 k for hunt_crossley\n"
+      "(alpha = 0.2 s/m of Marhefka & Orin, \"A Compliant Contact Model with Nonlinear Damping for\n"
+      "Simulation of Robotic Systems\", IEEE T-SMC-A 1999), 0 otherwise. Friction: regularised\n"
       "Coulomb f_t = -mu(s) f_n v_t / sqrt(s^2 + regularization^2), s = |v_t|, mu(s) = friction +\n"
       "(static_friction - friction) exp(-(s / stribeck_velocity)^2).");
   cls.def(
@@ -232,6 +244,10 @@ void bind_contact(py::module_& mod) {
       "The contact pairs at (q, v) as a dict of arrays over pairs: penetration, penetration_rate,\n"
       "active, normal_force, force (P, 3), point (P, 3), slip_velocity (P, 3), shape, ground.");
   cls.def(
+      "last_contacts", [](const PySimulator& s) { return pairs_dict(s.sim.last_contacts()); },
+      "The pairs at the start of the last step (same dict as contacts()), with the forces that step\n"
+      "applied (rigid contact: the impulse over dt).");
+  cls.def(
       "energy",
       [](PySimulator& s, ArrayLike q, ArrayLike v) {
         plucker::Simulator& sim = s.mutable_sim("energy");
@@ -263,6 +279,78 @@ void bind_contact(py::module_& mod) {
       [](PySimulator& s, const std::string& name) {
         s.mutable_sim("setting integrator").set_integrator(plucker::parse_integrator(name));
       });
+  cls.def(
+      "set_joint_limits",
+      [](PySimulator& s, bool enabled, double stiffness, double damping) {
+        plucker::JointLimitOptions o;
+        o.enabled = enabled;
+        o.stiffness = stiffness;
+        o.damping = damping;
+        s.mutable_sim("set_joint_limits").set_joint_limits(o);
+      },
+      py::arg("enabled") = true, py::arg("stiffness") = 1e4, py::arg("damping") = 1e2,
+      "Joint limits as penalties: a revolute or prismatic joint past its URDF position limit by\n"
+      "delta gets the force max(0, k delta - d qdot) back towards the limit (never pulling);\n"
+      "stiffness k (N m/rad or N/m), damping d. Stored energy 1/2 k delta^2 counts in energy()'s\n"
+      "elastic term. Off by default; enabled=False turns it off.");
+  cls.def_property_readonly(
+      "joint_limits",
+      [](const PySimulator& s) {
+        const plucker::JointLimitOptions& o = s.sim.joint_limits();
+        py::dict d;
+        d["enabled"] = o.enabled;
+        d["stiffness"] = o.stiffness;
+        d["damping"] = o.damping;
+        return d;
+      },
+      "The joint-limit penalty options: {'enabled', 'stiffness', 'damping'}.");
+  cls.def(
+      "set_rigid_options",
+      [](PySimulator& s, py::object contact_tolerance, py::object restitution_velocity, py::object position_correction,
+         py::object pgs_tolerance, py::object pgs_max_iterations, py::object max_pivots) {
+        plucker::RigidContactOptions& o = s.mutable_sim("set_rigid_options").rigid_options();
+        plucker::RigidContactOptions n = o;
+        if (!contact_tolerance.is_none()) n.contact_tolerance = real_arg(contact_tolerance, "contact_tolerance");
+        if (!restitution_velocity.is_none())
+          n.restitution_velocity = real_arg(restitution_velocity, "restitution_velocity");
+        if (!position_correction.is_none()) n.position_correction = position_correction.cast<bool>();
+        if (!pgs_tolerance.is_none()) n.pgs.tolerance = real_arg(pgs_tolerance, "pgs_tolerance");
+        if (!pgs_max_iterations.is_none()) n.pgs.max_iterations = pgs_max_iterations.cast<int>();
+        if (!max_pivots.is_none()) n.max_pivots = max_pivots.cast<int>();
+        if (!(std::isfinite(n.contact_tolerance) && n.contact_tolerance >= 0.0))
+          value_error("contact_tolerance must be finite and >= 0");
+        if (!(std::isfinite(n.restitution_velocity) && n.restitution_velocity >= 0.0))
+          value_error("restitution_velocity must be finite and >= 0");
+        if (!(std::isfinite(n.pgs.tolerance) && n.pgs.tolerance > 0.0)) value_error("pgs_tolerance must be > 0");
+        if (n.pgs.max_iterations < 1) value_error("pgs_max_iterations must be >= 1");
+        o = n;
+      },
+      py::arg("contact_tolerance") = py::none(), py::arg("restitution_velocity") = py::none(),
+      py::arg("position_correction") = py::none(), py::arg("pgs_tolerance") = py::none(),
+      py::arg("pgs_max_iterations") = py::none(), py::arg("max_pivots") = py::none(),
+      "Options of rigid contact (None keeps the current value): contact_tolerance (m, default 1e-6: a pair\n"
+      "is active when its gap at the step's midpoint is <= it), restitution_velocity (m/s, default 1e-3: no\n"
+      "restitution below max(it, 2 |g| dt)), position_correction (default True: the mass-metric projection\n"
+      "of the step's predicted penetrations), pgs_tolerance (1e-12) and pgs_max_iterations (500) of the\n"
+      "friction solve, max_pivots of Lemke's method (0: 10 (n + 1)).");
+  cls.def(
+      "rigid_report",
+      [](const PySimulator& s) {
+        const plucker::RigidContactReport& r = s.sim.rigid_report();
+        py::dict d;
+        d["active"] = r.active;
+        d["friction"] = r.friction;
+        d["pivots"] = r.pivots;
+        d["pgs_iterations"] = r.pgs.iterations;
+        d["pgs_converged"] = r.pgs.converged;
+        d["pgs_change"] = r.pgs.change;
+        d["correction_pivots"] = r.correction_pivots;
+        d["complementarity"] = r.complementarity;
+        return d;
+      },
+      "What the last rigid-contact step did: active pairs, friction (PGS) or not (Lemke), pivots,\n"
+      "pgs_iterations / pgs_converged / pgs_change, correction_pivots, complementarity (frictionless:\n"
+      "the largest violation of the velocity LCP's conditions).");
   cls.def_property_readonly(
       "num_pairs", [](const PySimulator& s) { return s.sim.scene().num_pairs(); },
       "Contact pairs: every shape against every ground.");
@@ -312,6 +400,31 @@ void bind_contact(py::module_& mod) {
       "TAU (B, T, nv) -> Q (B, T+1, nq), V (B, T+1, nv), F (B, T, P, 3), row b equal to\n"
       "sim.rollout(Q0[b], V0[b], TAU[b]) bit for bit. Errors name the state.");
   mod.def(
+      "solve_lcp",
+      [](ArrayLike M, ArrayLike q, int max_pivots) {
+        const Array Ma = Array::ensure(M), qa = Array::ensure(q);
+        if (!Ma || !qa) {
+          PyErr_Clear();
+          value_error("solve_lcp: M and q must be convertible to float64 arrays");
+        }
+        if (Ma.ndim() != 2 || qa.ndim() != 1 || Ma.shape(0) != qa.shape(0) || Ma.shape(1) != qa.shape(0))
+          value_error("solve_lcp: M must have shape (n, n) and q shape (n,)");
+        const py::ssize_t n = qa.shape(0);
+        // numpy is row-major: M^T's map is M.
+        const MatX Mm = Eigen::Map<const MatX>(Ma.data(), n, n).transpose();
+        const VecX qv = Eigen::Map<const VecX>(qa.data(), n);
+        VecX z;
+        {
+          py::gil_scoped_release release;
+          z = plucker::solve_lcp(Mm, qv, max_pivots);
+        }
+        return vec_out(z);
+      },
+      py::arg("M"), py::arg("q"), py::arg("max_pivots") = 0,
+      "z >= 0 with w = M z + q >= 0 and z . w = 0, by Lemke's method (lexicographic pivoting; exact for\n"
+      "positive semidefinite M when a solution exists). Raises SingularError (ray termination: no solution)\n"
+      "or ConvergenceError (max_pivots; 0 means 10 (n + 1)); ValueError for bad shapes or non-finite input.");
+  mod.def(
       "normal_force",
       [](const std::string& contact, double x, double xdot, double stiffness, py::object damping, double exponent) {
         const NormalForceModel n = normal_model(contact, stiffness, damping, exponent);
@@ -330,7 +443,8 @@ void bind_contact(py::module_& mod) {
       py::arg("contact"), py::arg("impact_speed"), py::arg("mass") = 1.0, py::arg("stiffness") = 1e5,
       py::arg("damping") = py::none(), py::arg("exponent") = 1.5,
       "e = -v_out / v_in of a mass hitting the contact at impact_speed without gravity: closed form for\n"
-      "'linear' (underdamped) and 'hunt_crossley', quadrature otherwise (docs/contact.md).");
+      "'linear' (underdamped) and 'hunt_crossley', quadrature otherwise (documentation: Compliant contact\n"
+      "and simulation).");
   mod.def(
       "static_penetration",
       [](const std::string& contact, double load, double stiffness, double exponent) {

@@ -1,6 +1,7 @@
 // Argument and result conversion (see convert.hpp).
 #include "convert.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 
@@ -156,6 +157,21 @@ Eigen::VectorXd fixed_vector(py::handle obj, const std::string& name, const Size
   return v.map();
 }
 
+Eigen::MatrixXd fixed_matrix(py::handle obj, const std::string& name, py::ssize_t rows, py::ssize_t cols) {
+  const std::string shape = "(" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
+  const Array a = float_array(obj, name, [&] { return "shape " + shape; });
+  if (a.ndim() != 2 || a.shape(0) != rows || a.shape(1) != cols)
+    value_error(name + " has shape " + repr_of(a.attr("shape")) + ", expected " + shape);
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> m(a.data(), rows,
+                                                                                                   cols);
+  for (py::ssize_t i = 0; i < rows; ++i)
+    for (py::ssize_t j = 0; j < cols; ++j)
+      if (!std::isfinite(m(i, j)))
+        value_error(name + "[" + std::to_string(i) + ", " + std::to_string(j) + "] is not finite (" +
+                    number_text(m(i, j)) + ")");
+  return m;
+}
+
 Array batch_arg(py::handle obj, const std::string& name, py::ssize_t cols, const std::string& cols_what,
                 py::ssize_t rows) {
   const std::string expected = "(B, " + cols_what + ")";
@@ -169,9 +185,11 @@ Array batch_arg(py::handle obj, const std::string& name, py::ssize_t cols, const
 
 // ------------------------------------------------------------------ other arguments
 ReferenceFrame frame_arg(const std::string& frame) {
-  if (frame == "world" || frame == "WORLD" || frame == "World") return ReferenceFrame::World;
-  if (frame == "local" || frame == "LOCAL" || frame == "Local") return ReferenceFrame::Local;
-  value_error("frame must be 'world' or 'local', got '" + frame + "'");
+  std::string lower = frame;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (lower == "world" || lower == "local" || lower == "local_world_aligned")
+    return plucker::parse_reference_frame(lower);
+  value_error("frame must be 'world', 'local' or 'local_world_aligned', got '" + frame + "'");
 }
 
 std::uint64_t seed_arg(py::handle obj) {
@@ -239,14 +257,30 @@ std::pair<int, int> body_or_frame(const PyModel& m, const std::string& name, con
   value_error(std::string(fn) + ": unknown body or frame '" + name + "'");
 }
 
+plucker::Vec3 frame_offset_in_world(PyModel& m, const Vector& q, const plucker::Frame& fr) {
+  call({&q}, [&] { plucker::forward_kinematics(m.model(), m.data(), q); });
+  return m.data().X_base[static_cast<std::size_t>(fr.body)].E.transpose() * fr.X_body.r;
+}
+
+void warn_if_constrained(PyModel& m, const char* fn) {
+  if (!m.first_tree_call_on_constrained_model()) return;
+  const Model& model = m.model();
+  issue_warning(std::string(fn) + ": model '" + model.name() + "' has " + std::to_string(model.loop_joints().size()) +
+                " loop joint(s) and " + std::to_string(model.mimics().size()) +
+                " mimic relation(s), which this tree algorithm ignores (it treats the model as the spanning "
+                "tree); constrained_forward_dynamics and constrained_inverse_dynamics enforce them. Warned once "
+                "per model.");
+}
+
 const char* const f_ext_doc =
     "f_ext: None or a dict name -> 6-vector [moment; force], a name being a body's (Model.body_names)\n"
     "or a frame's (Model.frame_names: the force acts on the frame's body). frame='world': world\n"
     "coordinates, moment about the world origin (bodies and frames alike). frame='local': a body's\n"
     "force in body coordinates about the body origin, a frame's in the frame's coordinates about\n"
-    "the frame's origin.";
+    "the frame's origin. frame='local_world_aligned': world axes, moment about the body's (or the\n"
+    "frame's) origin.";
 
-std::vector<Force> forces_arg(const PyModel& m, py::handle f_ext, ReferenceFrame frame) {
+std::vector<Force> forces_arg(PyModel& m, py::handle f_ext, ReferenceFrame frame, const Vector* q) {
   std::vector<Force> out;
   if (f_ext.is_none()) return out;
   if (!py::hasattr(f_ext, "items"))
@@ -281,6 +315,15 @@ std::vector<Force> forces_arg(const PyModel& m, py::handle f_ext, ReferenceFrame
     }
     Force f(plucker::Vec6(fixed_vector(value, "f_ext['" + name + "']", {6, nullptr, "[moment; force]"})));
     if (fr && frame == ReferenceFrame::Local) f = fr->X_body.apply_inverse(f);  // frame -> body: X_body^T
+    if (fr && frame == ReferenceFrame::LocalWorldAligned && !fr->X_body.r.isZero(0.0)) {
+      // About the frame origin -> about the body origin: n_B = n_F + (p_F - p_B) x f, world axes.
+      if (!q)
+        value_error("f_ext['" + name +
+                    "']: a world-aligned force on a frame away from its body's origin is not supported here; give it "
+                    "on the body or in frame='world'");
+      const plucker::Vec3 offset = frame_offset_in_world(m, *q, *fr);
+      f.angular += offset.cross(f.linear);
+    }
     if (out.empty()) out.assign(static_cast<std::size_t>(model.nbodies()), Force::Zero());
     out[static_cast<std::size_t>(body)] += f;
   }

@@ -35,6 +35,7 @@ inline int any_object(PyObject*) { return 1; }
     PYBIND11_OBJECT_DEFAULT(Name, py::object, any_object) \
   };
 PLUCKER_PY_ANY(ArrayLike)
+PLUCKER_PY_ANY(OptArrayLike)
 PLUCKER_PY_ANY(ForceDict)
 PLUCKER_PY_ANY(OptSeed)
 PLUCKER_PY_ANY(Seed)
@@ -52,6 +53,7 @@ namespace pybind11::detail {
     static constexpr auto name = const_name(Text); \
   };
 PLUCKER_PY_NAME(ArrayLike, "numpy.typing.ArrayLike")
+PLUCKER_PY_NAME(OptArrayLike, "Optional[numpy.typing.ArrayLike]")
 PLUCKER_PY_NAME(ForceDict, "Optional[Dict[str, numpy.typing.ArrayLike]]")
 PLUCKER_PY_NAME(OptSeed, "Optional[int]")
 PLUCKER_PY_NAME(Seed, "int")
@@ -135,6 +137,8 @@ void require_finite(const PyModel& m, const Vector& v, bool tangent);
 
 /// A fixed-size vector that becomes a C++ value: size and finiteness checked here.
 Eigen::VectorXd fixed_vector(py::handle obj, const std::string& name, const Size& size);
+/// A (rows, cols) matrix argument: shape and finiteness checked here.
+Eigen::MatrixXd fixed_matrix(py::handle obj, const std::string& name, py::ssize_t rows, py::ssize_t cols);
 inline plucker::Vec3 vec3_arg(py::handle obj, const std::string& name) { return fixed_vector(obj, name, {3}); }
 
 /// A (B, cols) array of states, one per row (C-contiguous float64). Its memory is the
@@ -167,7 +171,12 @@ std::pair<int, int> body_or_frame(const PyModel& m, const std::string& name, con
 /// body origin and a frame's in frame coordinates about the frame origin (converted here to its
 /// body's). Returns one Force per body (zeros where none is given), or an empty vector for None
 /// or an empty mapping.
-std::vector<Force> forces_arg(const PyModel& m, py::handle f_ext, ReferenceFrame frame);
+/// With LocalWorldAligned world axes about the body's (frame's) origin; a frame's force then
+/// needs the pose at q (forward kinematics on m's workspace) unless the frame shares its body's
+/// origin, so q = nullptr (the derivatives) refuses such a force.
+std::vector<Force> forces_arg(PyModel& m, py::handle f_ext, ReferenceFrame frame, const Vector* q = nullptr);
+/// The frame's origin minus its body's origin, in world axes, at q.
+plucker::Vec3 frame_offset_in_world(PyModel& m, const Vector& q, const plucker::Frame& fr);
 /// The f_ext / frame paragraph of the docstrings.
 extern const char* const f_ext_doc;
 

@@ -9,6 +9,7 @@ namespace {
 
 py::tuple rnea_derivatives_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike a, ForceDict f_ext,
                               const std::string& frame) {
+  warn_if_constrained(m, "rnea_derivatives");
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), aa = v_arg(m, a, "a");
   const ReferenceFrame rf = frame_arg(frame);
   const std::vector<Force> f = forces_arg(m, f_ext, rf);
@@ -21,6 +22,7 @@ py::tuple rnea_derivatives_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike a,
 
 py::tuple aba_derivatives_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, ForceDict f_ext,
                              const std::string& frame) {
+  warn_if_constrained(m, "aba_derivatives");
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
   const ReferenceFrame rf = frame_arg(frame);
   const std::vector<Force> f = forces_arg(m, f_ext, rf);
@@ -43,6 +45,7 @@ Eigen::Map<MatX> blocks_map(py::array_t<double>& a, py::ssize_t B, py::ssize_t n
 
 /// rnea_derivatives_batch (inverse = true) or aba_derivatives_batch.
 py::tuple derivatives_batch_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike x, int threads, bool inverse) {
+  warn_if_constrained(m, inverse ? "rnea_derivatives_batch" : "aba_derivatives_batch");
   const Model& model = m.model();
   const std::string nq = "nq = " + std::to_string(model.nq()), nv_text = "nv = " + std::to_string(model.nv());
   const Array Q = batch_arg(q, "Q", model.nq(), nq);

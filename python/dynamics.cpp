@@ -9,9 +9,10 @@ namespace {
 
 py::array_t<double> rnea_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike a, ForceDict f_ext,
                             const std::string& frame) {
+  warn_if_constrained(m, "rnea");
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), aa = v_arg(m, a, "a");
   const ReferenceFrame rf = frame_arg(frame);
-  const std::vector<Force> f = forces_arg(m, f_ext, rf);
+  const std::vector<Force> f = forces_arg(m, f_ext, rf, &qa);
   return call({&qa, &va, &aa}, [&] {
     if (f.empty()) return vec_out(plucker::rnea(m.model(), m.data(), qa, va, aa));
     return vec_out(plucker::rnea(m.model(), m.data(), qa, va, aa, f, rf));
@@ -20,9 +21,10 @@ py::array_t<double> rnea_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike a, F
 
 py::array_t<double> aba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, ForceDict f_ext,
                            const std::string& frame) {
+  warn_if_constrained(m, "aba");
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
   const ReferenceFrame rf = frame_arg(frame);
-  const std::vector<Force> f = forces_arg(m, f_ext, rf);
+  const std::vector<Force> f = forces_arg(m, f_ext, rf, &qa);
   return call({&qa, &va, &ta}, [&] {
     if (f.empty()) return vec_out(plucker::aba(m.model(), m.data(), qa, va, ta));
     return vec_out(plucker::aba(m.model(), m.data(), qa, va, ta, f, rf));
@@ -45,6 +47,7 @@ void bind_dynamics(py::module_& mod) {
   mod.def(
       "crba",
       [](PyModel& m, ArrayLike q) {
+        warn_if_constrained(m, "crba");
         const Vector qa = q_arg(m, q);
         return call({&qa}, [&] { return mat_out(plucker::crba(m.model(), m.data(), qa)); });
       },
@@ -52,6 +55,7 @@ void bind_dynamics(py::module_& mod) {
   mod.def(
       "nonlinear_effects",
       [](PyModel& m, ArrayLike q, ArrayLike v) {
+        warn_if_constrained(m, "nonlinear_effects");
         const Vector qa = q_arg(m, q), va = v_arg(m, v, "v");
         return call({&qa, &va}, [&] { return vec_out(plucker::nonlinear_effects(m.model(), m.data(), qa, va)); });
       },
@@ -60,6 +64,7 @@ void bind_dynamics(py::module_& mod) {
   mod.def(
       "gravity_torques",
       [](PyModel& m, ArrayLike q) {
+        warn_if_constrained(m, "gravity_torques");
         const Vector qa = q_arg(m, q);
         return call({&qa}, [&] { return vec_out(plucker::gravity_torques(m.model(), m.data(), qa)); });
       },

@@ -14,9 +14,10 @@ PyObject* g_dca_cost_type = nullptr;   // namedtuple DcaCost(levels, max_handles
 
 py::array_t<double> fd_crba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, ForceDict f_ext,
                                const std::string& frame) {
+  warn_if_constrained(m, "forward_dynamics_crba");
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
   const ReferenceFrame rf = frame_arg(frame);
-  const std::vector<Force> f = forces_arg(m, f_ext, rf);
+  const std::vector<Force> f = forces_arg(m, f_ext, rf, &qa);
   return call({&qa, &va, &ta}, [&] {
     if (f.empty()) return vec_out(plucker::forward_dynamics_crba(m.model(), m.data(), qa, va, ta));
     return vec_out(plucker::forward_dynamics_crba(m.model(), m.data(), qa, va, ta, f, rf));
@@ -25,6 +26,7 @@ py::array_t<double> fd_crba_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike t
 
 py::array_t<double> forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, const std::string& method,
                                         ForceDict f_ext, const std::string& frame, int threads) {
+  warn_if_constrained(m, "forward_dynamics");
   using Method = plucker::ForwardDynamicsMethod;
   const Method meth = plucker::parse_forward_dynamics_method(method);
   const bool dca = meth == Method::Dca || meth == Method::DcaAccurate;
@@ -33,7 +35,7 @@ py::array_t<double> forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, Ar
     value_error("forward_dynamics: threads applies to the methods 'dca' and 'dca_accurate' only, not '" + method + "'");
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
   const ReferenceFrame rf = frame_arg(frame);
-  const std::vector<Force> f = forces_arg(m, f_ext, rf);
+  const std::vector<Force> f = forces_arg(m, f_ext, rf, &qa);
   return call({&qa, &va, &ta}, [&] {
     if (dca)
       return vec_out(plucker::forward_dynamics_dca(
@@ -51,6 +53,7 @@ plucker::DcaVariant dca_variant_arg(const std::string& variant) {
 
 py::object solve_cg_py(PyModel& m, ArrayLike q, ArrayLike b, bool preconditioned, double tolerance,
                        OptInt max_iterations) {
+  warn_if_constrained(m, "solve_conjugate_gradient");
   const Vector qa = q_arg(m, q), ba = v_arg(m, b, "b");
   int cap = -1;  // the C++ default, 10 nv
   if (!max_iterations.is_none()) {
@@ -98,10 +101,13 @@ void bind_forward_dynamics(py::module_& mod) {
                        "(M by the direct / symmetry-based method + dense Cholesky), 'cg' / 'pcg' (conjugate\n"
                        "gradient on O(N) products M y, plain / preconditioned by diag(H R H*)), 'innovations'\n"
                        "(M = [I + H phi K] D [I + H phi K]*, two O(N) triangular sweeps), 'minv' (M^-1 from\n"
-                       "its operator form times tau - C), 'dca' / 'dca_accurate' (Featherstone's divide-and-conquer\n"
-                       "algorithm, world-frame / body-frame handle equations, docs/dca.md; threads=k runs each\n"
-                       "level of its assembly tree on k threads), 'auto' (see forward_dynamics_choice). Raises\n"
-                       "ValueError for an unknown method (or threads != 1 with another method) and\n"
+                       "its operator form times tau - C), 'global_sparse' (Baraff's O(N) sparse LDL^T of the\n"
+                       "global formulation's KKT system, Eq. 27), 'cfa' (the Constraint-Force Algorithm: chains\n"
+                       "with short branches, Eq. 28 by cyclic reduction), 'dca' / 'dca_accurate' (Featherstone's\n"
+                       "divide-and-conquer algorithm, world-frame / body-frame handle equations;\n"
+                       "threads=k runs its assembly tree on k threads), 'auto' (see forward_dynamics_choice).\n"
+                       "Raises ValueError for an unknown method, a topology 'cfa' does not cover, or threads != 1\n"
+                       "with a method other than 'dca' / 'dca_accurate', and\n"
                        "plucker.SingularError naming the joint where M is singular.\n") +
            f_ext_doc)
               .c_str());
@@ -138,16 +144,91 @@ void bind_forward_dynamics(py::module_& mod) {
         return call({&qa}, [&] { return mat_out(plucker::mass_matrix_newton_euler(m.model(), m.data(), qa)); });
       },
       py::arg("model"), py::arg("q"),
-      "M = H^T P^-T I P^-1 H (paper 000, the Newton-Euler factorisation of the global formulation),\n"
-      "applied as operators in world coordinates: the reference form the CRBA is checked against.");
+      "M = H^T P^-T I P^-1 H, the Newton-Euler factorisation of the global formulation (Featherstone &\n"
+      "Orin, \"Robot Dynamics: Equations and Algorithms\", ICRA 2000, Eqs. 23-29), applied as operators\n"
+      "in world coordinates: the reference form the CRBA is checked against.");
+  mod.def(
+      "forward_dynamics_global_sparse",
+      [](PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, ForceDict f_ext, const std::string& frame) {
+        warn_if_constrained(m, "forward_dynamics_global_sparse");
+        const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
+        const ReferenceFrame rf = frame_arg(frame);
+        const std::vector<Force> f = forces_arg(m, f_ext, rf, &qa);
+        return call({&qa, &va, &ta}, [&] {
+          return vec_out(plucker::forward_dynamics_global_sparse(m.model(), m.data(), qa, va, ta, f, rf));
+        });
+      },
+      py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("f_ext") = py::none(),
+      py::arg("frame") = "world",
+      "Baraff's linear-time method: qdd from the KKT system of the bodies' accelerations and the joints'\n"
+      "constraint forces (Featherstone & Orin 2000, Eq. 27) in link coordinates, by a block LDL^T in its\n"
+      "perfect elimination order (leaves first), O(N). Same arguments as aba.");
+  mod.def(
+      "forward_dynamics_cfa",
+      [](PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau, const std::string& solver, ForceDict f_ext,
+         const std::string& frame) {
+        warn_if_constrained(m, "forward_dynamics_cfa");
+        plucker::CfaSolver s = plucker::CfaSolver::CyclicReduction;
+        if (solver == "serial")
+          s = plucker::CfaSolver::Serial;
+        else if (solver != "cyclic_reduction")
+          value_error("solver must be 'cyclic_reduction' or 'serial', got '" + solver + "'");
+        const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
+        const ReferenceFrame rf = frame_arg(frame);
+        const std::vector<Force> f = forces_arg(m, f_ext, rf, &qa);
+        return call({&qa, &va, &ta},
+                    [&] { return vec_out(plucker::forward_dynamics_cfa(m.model(), m.data(), qa, va, ta, f, rf, s)); });
+      },
+      py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("solver") = "cyclic_reduction",
+      py::arg("f_ext") = py::none(), py::arg("frame") = "world",
+      "The Constraint-Force Algorithm (Featherstone & Fijany 1999): Eq. 28, block-tridiagonal in the\n"
+      "joints' constraint forces along the main chain, solved by cyclic reduction (O(log N) depth) or\n"
+      "serially (solver='serial'); short branches are folded into the chain first. Raises ValueError\n"
+      "for a topology it does not cover (see cfa_topology) and plucker.SingularError naming the body\n"
+      "when a main-chain body's inertia is singular.");
+  mod.def(
+      "cfa_topology",
+      [](const PyModel& m) {
+        const plucker::CfaTopology t = plucker::cfa_topology(m.model());
+        py::list chain;
+        for (int i : t.chain) chain.append(to_str(m.model().body_name(i)));
+        py::dict out;
+        out["covered"] = t.covered;
+        out["chain"] = chain;
+        out["reason"] = to_str(t.reason);
+        return out;
+      },
+      py::arg("model"),
+      "{'covered', 'chain', 'reason'}: whether forward_dynamics_cfa covers the model (a main chain, the\n"
+      "path to the deepest leaf, with branches of at most 12 bodies off it), the main chain's body\n"
+      "names base to tip, and why not.");
+  mod.def(
+      "cfa_operation_counts",
+      [](PyModel& m) {
+        const plucker::CfaOperationCounts c = plucker::cfa_operation_counts(m.data());
+        py::dict out;
+        out["chain_bodies"] = c.chain_bodies;
+        out["branch_bodies"] = c.branch_bodies;
+        out["levels"] = c.levels;
+        out["total"] = c.total;
+        out["critical_path"] = c.critical_path;
+        return out;
+      },
+      py::arg("model"),
+      "The floating-point operations of the last forward_dynamics_cfa on this model: 'total' (work),\n"
+      "'critical_path' (with one processor per body / joint / reduction task), the cyclic-reduction\n"
+      "'levels', 'chain_bodies' and 'branch_bodies'.");
   mod.def(
       "minv",
       [](PyModel& m, ArrayLike q) {
+        warn_if_constrained(m, "minv");
         const Vector qa = q_arg(m, q);
         return call({&qa}, [&] { return mat_out(plucker::minv(m.model(), m.data(), qa)); });
       },
       py::arg("model"), py::arg("q"),
-      "M(q)^-1, (nv, nv), from the operator form [I - H psi K]* D^-1 [I - H psi K] (Jain Lemma 6.4),\n"
+      "M(q)^-1, (nv, nv), from the operator form [I - H psi K]* D^-1 [I - H psi K] (Jain, \"Unified\n"
+      "Formulation of Dynamics for Serial Rigid Multibody Systems\", J. Guidance, Control, and Dynamics\n"
+      "1991, Lemma 6.4),\n"
       "O(N^2) without forming or factorising M. Raises plucker.SingularError naming the joint.");
   mod.def("solve_conjugate_gradient", &solve_cg_py, py::arg("model"), py::arg("q"), py::arg("b"),
           py::arg("preconditioned") = false, py::arg("tolerance") = 1e-14, py::arg("max_iterations") = py::none(),

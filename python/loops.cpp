@@ -56,7 +56,8 @@ void bind_loops(py::module_& mod) {
   mod.def("constrained_forward_dynamics", &constrained_forward_dynamics_py, py::arg("model"), py::arg("q"),
           py::arg("v"), py::arg("tau"), py::arg("method") = "kkt", py::arg("baumgarte") = py::make_tuple(0.0, 0.0),
           py::arg("rank_tolerance") = 1e-10, py::arg("loop_joint_forces") = py::none(),
-          "(qdd, lam) of the closed-loop system M qdd + C = tau + L^T lam, L qdd = c (paper 000 Eq. 20) by\n"
+          "(qdd, lam) of the closed-loop system M qdd + C = tau + L^T lam, L qdd = c (Eq. 20 of\n"
+          "Featherstone & Orin, \"Robot Dynamics: Equations and Algorithms\", ICRA 2000) by\n"
           "method 'kkt' (Eq. 20 directly), 'range_space' (Eq. 21, lambda first with O(n) tree solves) or\n"
           "'null_space' (Eq. 22). baumgarte=(alpha, beta): phi'' + 2 alpha phi' + beta^2 phi = 0. Rank-deficient\n"
           "constraints are handled by a rank-revealing step (rank_tolerance); lam is the minimum-norm one.");
@@ -151,7 +152,11 @@ void bind_loops(py::module_& mod) {
         return wrap(plucker::build_four_bar(p));
       },
       py::arg("ground") = 1.0, py::arg("crank") = 0.3, py::arg("coupler") = 0.9, py::arg("rocker") = 0.7,
-      py::arg("crank_angle") = 1.0, "Planar four-bar linkage (see plucker/model/builders.hpp); q = 0 is assembled.");
+      py::arg("crank_angle") = 1.0,
+      "Planar four-bar linkage in the x-y plane (gravity -y): crank_joint turns the crank about the\n"
+      "origin, coupler_joint the coupler at the crank tip, rocker_joint the rocker about (ground, 0, 0);\n"
+      "the loop joint loop_joint closes coupler to rocker. q = 0 is assembled, with the crank at\n"
+      "crank_angle [rad]; links of 2 kg/m.");
   mod.def(
       "build_slider_crank", []() { return wrap(plucker::build_slider_crank()); },
       "Planar slider-crank; q = 0 is assembled.");

@@ -1,5 +1,8 @@
 // plucker.Model: URDF loading, properties, loop joints; the model builders.
+#include <cmath>
 #include <cstdio>
+#include <iomanip>
+#include <sstream>
 #include <string>
 
 #include "bindings.hpp"
@@ -110,6 +113,96 @@ int add_loop_joint(PyModel& m, const std::string& name, const std::string& type,
   return k;
 }
 
+/// A body or frame name -> (body, X_body of the point of attachment: identity for a body).
+std::pair<int, plucker::Transform> attachment_arg(const PyModel& m, const std::string& name, const char* fn) {
+  const Model& model = m.model();
+  if (model.has_body(name)) return {model.body_index(name), plucker::Transform()};
+  if (model.has_frame(name)) {
+    const plucker::Frame& f = model.frames()[static_cast<std::size_t>(model.frame_index(name))];
+    return {f.body, f.X_body};
+  }
+  value_error(std::string(fn) + ": unknown body or frame '" + name + "'");
+}
+
+int add_frame(PyModel& m, const std::string& name, const std::string& parent, ArrayLike xyz, ArrayLike rpy) {
+  const auto [body, X_parent] = attachment_arg(m, parent, "add_frame");
+  const plucker::Transform X = plucker::Transform::from_rpy_xyz(vec3_arg(rpy, "rpy"), vec3_arg(xyz, "xyz"));
+  // frame_X_body = frame_X_parent * parent_X_body
+  const int k = m.mutable_model("add_frame").add_frame(name, body, X * X_parent);
+  m.reset_data();
+  return k;
+}
+
+void add_payload(PyModel& m, const std::string& name, double mass, ArrayLike com, py::handle inertia) {
+  const auto [body, X_frame] = attachment_arg(m, name, "add_payload");
+  const plucker::Vec3 c = vec3_arg(com, "com");
+  const plucker::Mat3 I =
+      inertia.is_none() ? plucker::Mat3::Zero() : plucker::Mat3(fixed_matrix(inertia, "inertia", 3, 3));
+  if (!std::isfinite(mass) || !(mass > 0.0))
+    value_error("add_payload on '" + name + "': mass must be finite and > 0, got " + std::to_string(mass));
+  // A point mass (inertia zero) is a valid payload: positive semi-definite suffices.
+  const plucker::InertiaCheck check = plucker::check_inertia(mass, c, I);
+  if (!(check.finite && check.symmetric && check.positive_semidefinite && check.triangle_inequality))
+    value_error("add_payload on '" + name + "': " + check.describe());
+  // Given in the frame's coordinates: move it to the body's (transformed_inverse: frame -> body).
+  const plucker::RigidBodyInertia payload =
+      plucker::RigidBodyInertia::unchecked(mass, c, I).transformed_inverse(X_frame);
+  m.mutable_model("add_payload").add_inertia(body, payload);
+  m.reset_data();
+}
+
+/// The limit violations of (q, v, tau), each given or None, one message per entry.
+py::list check_limits(const PyModel& m, OptArrayLike q, OptArrayLike v, OptArrayLike tau, double tolerance,
+                      bool raise_error) {
+  const Model& model = m.model();
+  if (!std::isfinite(tolerance) || tolerance < 0.0)
+    value_error("check_limits: tolerance must be finite and >= 0, got " + std::to_string(tolerance));
+  std::vector<std::string> found;
+  const auto number = [](double x) {
+    std::ostringstream s;
+    s << std::setprecision(10) << x;
+    return s.str();
+  };
+  const auto check = [&](py::handle obj, const char* name, bool tangent) {
+    if (obj.is_none()) return;
+    const Vector x = tangent ? v_arg(m, obj, name) : q_arg(m, obj, name);
+    const Eigen::Index n = tangent ? model.nv() : model.nq();
+    if (x.size() != n)
+      value_error(std::string("check_limits: ") + name + " has size " + std::to_string(x.size()) + ", expected " +
+                  std::to_string(n));
+    require_finite(m, x, tangent);
+    for (int i = 1; i < model.nbodies(); ++i) {
+      const int start = tangent ? model.idx_v(i) : model.idx_q(i),
+                size = tangent ? model.joint_nv(i) : model.joint_nq(i);
+      for (int k = 0; k < size; ++k) {
+        const Eigen::Index e = start + k;
+        const double value = x.data()[e];
+        const std::string where = std::string(name) + "[" + std::to_string(e) + "] = " + number(value) + " at joint '" +
+                                  model.joint_name(i) + "'";
+        if (!tangent) {
+          const double lo = model.lower_position_limit()[e], hi = model.upper_position_limit()[e];
+          if (value < lo - tolerance) found.push_back(where + " is below its lower limit " + number(lo));
+          if (value > hi + tolerance) found.push_back(where + " is above its upper limit " + number(hi));
+        } else {
+          const bool effort = std::string(name) == "tau";
+          const double limit = effort ? model.effort_limit()[e] : model.velocity_limit()[e];
+          if (std::abs(value) > limit + tolerance)
+            found.push_back(where + " exceeds its " + (effort ? "effort" : "velocity") + " limit " + number(limit));
+        }
+      }
+    }
+  };
+  check(q, "q", false);
+  check(v, "v", true);
+  check(tau, "tau", true);
+  if (raise_error && !found.empty()) {
+    std::string msg = "check_limits: " + std::to_string(found.size()) + " limit violation(s): ";
+    for (std::size_t k = 0; k < found.size(); ++k) msg += (k ? "; " : "") + found[k];
+    value_error(msg);
+  }
+  return str_list(found);
+}
+
 void set_gravity(PyModel& m, ArrayLike g) {
   const plucker::Vec3 gravity = vec3_arg(g, "gravity");
   m.mutable_model("setting Model.gravity").set_gravity(gravity);
@@ -139,7 +232,10 @@ void bind_builders(py::module_& mod) {
         return wrap(plucker::build_random_tree(n, bf, skew, taper, seed_arg(seed)));
       },
       py::arg("n"), py::arg("branching_factor") = 1.0, py::arg("skew") = 0.0, py::arg("taper") = 1.0,
-      py::arg("seed") = 0, "Featherstone autoTree-like fixed-base tree of n revolute bodies.");
+      py::arg("seed") = 0,
+      "Fixed-base tree of n revolute bodies, as Featherstone's autoTree (spatial_v2) builds them:\n"
+      "branching_factor 1 is a chain, 2 a binary tree; successive joint axes turned by skew about the\n"
+      "link; link i of length and mass taper^(i-1); masses perturbed by 3 % from the seed.");
   mod.def(
       "build_humanoid",
       [](Seed seed, bool floating_base) { return wrap(plucker::build_humanoid(seed_arg(seed), floating_base)); },
@@ -203,7 +299,7 @@ void bind_model(py::module_& mod) {
           "Names of the movable joints (nv > 0), in model (q/v) order.")
       .def_property_readonly(
           "loop_joint_names", [](const PyModel& m) { return str_list(m.model().loop_joint_names()); },
-          "Names of the loop-closing joints (docs/loops.md), in constraint-row order.")
+          "Names of the loop-closing joints (documentation: Closed kinematic loops), in constraint-row order.")
       .def_property_readonly(
           "num_constraints", [](const PyModel& m) { return m.model().num_constraints(); },
           "Rows of phi(q) = 0: 6 - dof per loop joint, then one per mimic joint.")
@@ -217,6 +313,35 @@ void bind_model(py::module_& mod) {
            "(frames given as URDF-style xyz/rpy in the body frames), as the <loop_joint> element does.\n"
            "type: revolute, prismatic, cylindrical, planar, spherical (ball) or fixed (weld). Returns its\n"
            "index. Raises RuntimeError while a batched call runs on the model.")
+      .def("add_frame", &add_frame, py::arg("name"), py::arg("parent"), py::arg("xyz") = py::make_tuple(0.0, 0.0, 0.0),
+           py::arg("rpy") = py::make_tuple(0.0, 0.0, 0.0),
+           "Attaches a named frame to a body or to an existing frame (`parent`), placed URDF-style by xyz\n"
+           "and rpy in the parent's coordinates. It moves with the parent's body; use its name wherever\n"
+           "a body or frame name is taken. Returns its index in frame_names.")
+      .def("add_payload", &add_payload, py::arg("name"), py::arg("mass"),
+           py::arg("com") = py::make_tuple(0.0, 0.0, 0.0), py::arg("inertia") = py::none(),
+           "Adds a rigid payload to the body of `name` (a body or frame): mass [kg], com and the 3x3\n"
+           "inertia about the com [kg m^2] (None: a point mass) in the coordinates of `name`.")
+      .def("check_limits", &check_limits, py::arg("q") = py::none(), py::arg("v") = py::none(),
+           py::arg("tau") = py::none(), py::arg("tolerance") = 0.0, py::arg("raise_error") = false,
+           "Joint-limit check on request: the entries of q (position limits), v (|v| <= velocity limit)\n"
+           "and tau (|tau| <= effort limit) outside their limits by more than `tolerance`, one message\n"
+           "each naming the entry and the joint (an empty list: none). raise_error=True raises\n"
+           "ValueError listing them instead. Entries without a limit (+-inf) never violate.")
+      .def(
+          "frame_body",
+          [](const PyModel& m, const std::string& name) {
+            const auto [body, X] = attachment_arg(m, name, "frame_body");
+            return to_str(m.model().body_name(body));
+          },
+          py::arg("name"), "Name of the body a frame (or a body: itself) moves with.")
+      .def(
+          "frame_placement",
+          [](const PyModel& m, const std::string& name) {
+            const auto [body, X] = attachment_arg(m, name, "frame_placement");
+            return mat_out(X.homogeneous());
+          },
+          py::arg("name"), "4x4 pose of a frame in the coordinates of its body (identity for a body).")
       .def_property_readonly(
           "all_joint_names", [](const PyModel& m) { return str_list(m.model().joint_names()); },
           "Names of the joints of bodies 1..nbodies-1, fixed ones included.")

@@ -122,4 +122,5 @@ PYBIND11_MODULE(plucker, mod) {
   bind_kinematics(mod);
   bind_operational_space(mod);
   bind_contact(mod);
+  bind_lie(mod);
 }

@@ -4,12 +4,18 @@
     plucker eval ROBOT.urdf -a rnea ...      one algorithm at one state (numbers or --json)
     plucker simulate ROBOT.urdf -t 2 -o traj.csv   passive motion under gravity (RK4)
     plucker bench ROBOT.urdf                 ns per call of rnea, crba, aba, minv (batched, 1 thread)
+    plucker view ROBOT.urdf [traj.csv]       the robot (and its motion) in the browser: a page on localhost
 
 Exit status: 0 success, 1 the model or the computation failed (message on stderr), 2 bad usage.
 """
 import argparse
+import functools
+import http.server
 import json
+import os
+import shutil
 import sys
+import tempfile
 import time
 import warnings
 
@@ -149,6 +155,217 @@ def cmd_bench(args):
     return 0
 
 
+VIEWER_FILES = ("index.html", "viewer.js")
+
+
+def viewer_bundle():
+    """The directory of the built viewer (index.html, viewer.js): $PLUCKER_VIEWER_DIR, else next to
+    the plucker module, installed (plucker_viewer/) or in the build tree (build/python/../viewer/dist)."""
+    here = os.path.dirname(os.path.abspath(plucker.__file__))
+    candidates = [os.environ["PLUCKER_VIEWER_DIR"]] if os.environ.get("PLUCKER_VIEWER_DIR") else [
+        os.path.join(here, "plucker_viewer"), os.path.join(here, "..", "viewer", "dist")]
+    for d in candidates:
+        if all(os.path.isfile(os.path.join(d, f)) for f in VIEWER_FILES):
+            return os.path.normpath(d)
+    raise RuntimeError("the viewer is not built (looked in " + ", ".join(os.path.normpath(d) for d in candidates)
+                       + "): build it with `make build` where node and npm are installed "
+                       "(scripts/install-deps.sh --viewer), or set PLUCKER_VIEWER_DIR")
+
+
+def read_trajectory(path):
+    """Times and q columns of a trajectory file: the CSV of `plucker simulate` (t, q0..q{nq-1}, anything
+    else ignored), a CSV with a column q_<joint> per one-coordinate joint (build/examples/demo's), or JSON
+    {"t": [...], "q": [[...], ...]}. Returns (t, q, names) where names is None for positional columns."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if path.lower().endswith(".json") or text.lstrip().startswith("{"):
+        try:
+            doc = json.loads(text)
+            t, q = np.asarray(doc["t"], dtype=float), np.asarray(doc["q"], dtype=float)
+        except (ValueError, KeyError, TypeError) as e:
+            raise ValueError(f"{path}: not a trajectory (JSON with arrays 't' and 'q' of numbers): {e}") from None
+        if q.ndim != 2 or t.ndim != 1 or q.shape[0] != t.size:
+            raise ValueError(f"{path}: 'q' must be a list of {t.size} rows (one per time), got shape {q.shape}")
+        return t, q, None
+    lines = [line for line in text.splitlines() if line.strip()]
+    if not lines:
+        raise ValueError(f"{path}: empty file")
+    header = [h.strip() for h in lines[0].split(",")]
+    if "t" not in header:
+        raise ValueError(f"{path}: no column 't' in the header (expected t, q0, q1, ... as `plucker simulate` writes)")
+    positional = [h for h in header if h[:1] == "q" and h[1:].isdigit()]
+    named = [h for h in header if h.startswith("q_")]
+    if positional:
+        n = len(positional)
+        if sorted(int(h[1:]) for h in positional) != list(range(n)):
+            raise ValueError(f"{path}: the q columns are not q0..q{n - 1}")
+        columns, names = [header.index(f"q{k}") for k in range(n)], None
+    elif named:
+        columns, names = [header.index(h) for h in named], [h[2:] for h in named]
+    else:
+        raise ValueError(f"{path}: no q columns (q0, q1, ... or q_<joint>) in the header")
+    rows = []
+    for number, line in enumerate(lines[1:], start=2):
+        cells = line.split(",")
+        if len(cells) != len(header):
+            raise ValueError(f"{path}, line {number}: {len(cells)} values, the header has {len(header)}")
+        try:
+            rows.append([float(cells[header.index("t")])] + [float(cells[c]) for c in columns])
+        except ValueError:
+            raise ValueError(f"{path}, line {number}: not a number") from None
+    if not rows:
+        raise ValueError(f"{path}: no samples after the header")
+    table = np.array(rows)
+    return table[:, 0], table[:, 1:], names
+
+
+def urdf_joint_links(path):
+    """URDF joint name -> (parent link, child link), for the joints the page poses from plucker's kinematics."""
+    import xml.etree.ElementTree as ET
+
+    links = {}
+    for j in ET.parse(path).getroot().iter("joint"):
+        parent, child = j.find("parent"), j.find("child")
+        if parent is not None and child is not None:
+            links[j.get("name")] = (parent.get("link"), child.get("link"))
+    return links
+
+
+def view_data(args):
+    """The page's data: the URDF text and the trajectory, in the format the viewer page reads."""
+    model, _ = load(args)
+    if args.trajectory is None:
+        t, Q = np.zeros(1), plucker.neutral(model)[None, :]
+    else:
+        t, Q, names = read_trajectory(args.trajectory)
+        if names is None and Q.shape[1] == model.nq + 7 and not args.floating_base and not model.has_floating_base:
+            # 7 more columns than the fixed-base model: [x y z qx qy qz qw] of a free-flyer root
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # load() has shown them
+                model = plucker.Model.from_urdf(args.urdf, floating_base=True, strict=args.strict)
+        if names is not None:
+            unknown = [n for n in names if n not in model.joint_names]
+            if unknown:
+                raise ValueError(f"{args.trajectory}: column(s) {', '.join('q_' + n for n in unknown)} name no joint "
+                                 f"of {model.name} (its joints: {', '.join(model.joint_names)})")
+            missing = [n for n in model.joint_names if n not in names]
+            if missing or model.nq != len(names):
+                raise ValueError(f"{args.trajectory}: no column for joint(s) {', '.join(missing) or '(multi-coordinate)'}"
+                                 f" of {model.name}; use positional columns q0..q{model.nq - 1}")
+            full = np.zeros((len(t), model.nq))
+            for k, n in enumerate(names):
+                full[:, model.joint_q_index(n)] = Q[:, k]
+            Q = full
+        elif Q.shape[1] != model.nq:
+            hint = "" if model.has_floating_base else f" ({model.nq + 7} with --floating-base)"
+            raise ValueError(f"{args.trajectory}: {Q.shape[1]} q columns, but {model.name} has nq = {model.nq}{hint}: "
+                             f"joints {', '.join(model.joint_names)}")
+        if not (np.all(np.isfinite(t)) and np.all(np.isfinite(Q))):
+            raise ValueError(f"{args.trajectory}: non-finite values")
+        if np.any(np.diff(t) <= 0):
+            k = int(np.argmax(np.diff(t) <= 0))
+            raise ValueError(f"{args.trajectory}: times must increase (sample {k + 1}: t = {t[k + 1]:g} after {t[k]:g})")
+    joints, poses = [], {}
+    pose_joints = []
+    for name in model.joint_names:
+        kind = model.joint_kind(name)
+        for family in ("revolute", "prismatic"):
+            if kind == family or kind.startswith(family + "_"):
+                kind = family
+        if kind not in ("revolute", "prismatic", "free_flyer", "spherical"):
+            kind = "pose"
+            pose_joints.append(name)
+        joints.append({"name": name, "kind": kind, "q": model.joint_q_index(name), "nq": model.joint_nq(name)})
+    links = urdf_joint_links(args.urdf) if pose_joints else {}
+    com = []
+    for k, q in enumerate(Q):
+        try:
+            com.append(plucker.center_of_mass(model, q).tolist())
+            for name in pose_joints:
+                parent, child = links[name]
+                rel = np.linalg.solve(plucker.frame_pose(model, q, parent), plucker.frame_pose(model, q, child))
+                poses.setdefault(name, []).append(rel[:3, 3].tolist() + quaternion(rel[:3, :3]))
+        except ValueError as e:
+            raise ValueError(f"{args.trajectory}: sample {k} (t = {t[k]:g}): {e}") from None
+    with open(args.urdf, encoding="utf-8") as f:
+        urdf = f.read()
+    trajectory = {"format": "plucker-trajectory/1", "t": t.tolist(), "q": Q.tolist(), "joints": joints, "com": com}
+    if poses:
+        trajectory["poses"] = poses
+    return {"robot": model.name, "urdf": urdf, "source": os.path.abspath(args.urdf), "trajectory": trajectory}
+
+
+def quaternion(R):
+    """[qx qy qz qw] of a rotation matrix (Shepperd's method: the largest of the four squares first)."""
+    tr = np.trace(R)
+    i = int(np.argmax([R[0, 0], R[1, 1], R[2, 2], tr]))
+    if i == 3:
+        w = np.sqrt(1 + tr) / 2
+        q = [(R[2, 1] - R[1, 2]) / (4 * w), (R[0, 2] - R[2, 0]) / (4 * w), (R[1, 0] - R[0, 1]) / (4 * w), w]
+    else:
+        j, k = (i + 1) % 3, (i + 2) % 3
+        v = np.zeros(3)
+        v[i] = np.sqrt(max(0.0, 1 + R[i, i] - R[j, j] - R[k, k])) / 2
+        v[j] = (R[j, i] + R[i, j]) / (4 * v[i])
+        v[k] = (R[k, i] + R[i, k]) / (4 * v[i])
+        q = [*v, (R[k, j] - R[j, k]) / (4 * v[i])]
+    return [float(x) for x in q]
+
+
+def write_page(out, data, bundle):
+    os.makedirs(out, exist_ok=True)
+    for name in VIEWER_FILES:
+        shutil.copyfile(os.path.join(bundle, name), os.path.join(out, name))
+    with open(os.path.join(out, "robot.urdf"), "w", encoding="utf-8") as f:
+        f.write(data["urdf"])
+    with open(os.path.join(out, "trajectory.json"), "w", encoding="utf-8") as f:
+        json.dump(data["trajectory"], f)
+    with open(os.path.join(out, "data.js"), "w", encoding="utf-8") as f:
+        f.write("window.PLUCKER_DATA = " + json.dumps(data) + ";\n")
+
+
+def cmd_view(args):
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port}: not a port number (0 to 65535; 0 picks a free one)")
+    bundle = viewer_bundle()
+    data = view_data(args)
+    serve = not args.no_serve and args.out is None
+    if args.out is not None:
+        out = args.out
+    elif serve:
+        out = tempfile.mkdtemp(prefix="plucker-view-")
+    else:  # next to the trajectory, or in the current directory
+        base = args.trajectory or os.path.basename(args.urdf)
+        out = os.path.splitext(base)[0] + "_view"
+    write_page(out, data, bundle)
+    index = os.path.abspath(os.path.join(out, "index.html"))
+    if not serve:
+        print(f"wrote {out}/: open file://{index} in a browser (or serve it: python3 -m http.server -d {out})")
+        return 0
+    handler = functools.partial(QuietHandler, directory=out)
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)
+    except OSError as e:
+        shutil.rmtree(out, ignore_errors=True)
+        raise OSError(f"cannot serve on 127.0.0.1:{args.port} ({e.strerror}); choose another port with --port "
+                      "(0 picks a free one)") from None
+    print(f"serving {data['robot']} at http://127.0.0.1:{server.server_address[1]}/index.html (Ctrl-C to stop)",
+          flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+        shutil.rmtree(out, ignore_errors=True)
+    return 0
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # no line per request on stderr
+        pass
+
+
 def parser():
     p = argparse.ArgumentParser(prog="plucker", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -190,12 +407,28 @@ def parser():
     c.add_argument("--states", type=int, default=1000)
     c.add_argument("--reps", type=int, default=5)
     c.set_defaults(run=cmd_bench)
+
+    c = command("view", "show the robot and its trajectory in the browser (writes a static page, serves it on localhost)")
+    c.add_argument("trajectory", nargs="?", help="CSV of `plucker simulate` (t, q0, ...) or JSON {t, q}; "
+                   "default: the neutral configuration. 7 extra q columns imply --floating-base")
+    c.add_argument("--out", metavar="DIR", help="write the page (index.html, viewer.js, data.js, robot.urdf, "
+                   "trajectory.json) into DIR and do not serve it")
+    c.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000; 0: any free port)")
+    c.add_argument("--no-serve", action="store_true", help="only write the page (default DIR: TRAJECTORY_view/, "
+                   "or ROBOT_view/ here)")
+    c.set_defaults(run=cmd_view)
     return p
 
 
 def main(argv=None):
     p = parser()
-    args = p.parse_args(argv)
+    args, extra = p.parse_known_args(argv)
+    # argparse fills an optional positional with nothing when an option follows the one before it
+    # (`view ROBOT.urdf --floating-base traj.csv`): take the trajectory from what is left over.
+    if extra and getattr(args, "trajectory", "") is None and len(extra) == 1 and not extra[0].startswith("-"):
+        args.trajectory, extra = extra[0], []
+    if extra:
+        p.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.run(args)
     except UsageError as e:

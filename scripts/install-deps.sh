@@ -7,6 +7,10 @@
 #   scripts/install-deps.sh --fuzz     + clang and libFuzzer runtime
 #   scripts/install-deps.sh --clang    + clang (make test-clang)
 #   scripts/install-deps.sh --flops    + valgrind and objdump (operation counts)
+#   scripts/install-deps.sh --docs     + Sphinx, MyST and Doxygen (make docs)
+#   scripts/install-deps.sh --node     + nodejs and npm, when `node` / `npm` are not on PATH
+#                                        (the browser viewer's build: npm ci + esbuild)
+#   scripts/install-deps.sh --viewer   --node + chromium (the viewer's headless-browser test)
 set -euo pipefail
 
 packages=(
@@ -18,6 +22,9 @@ packages=(
 bench_packages=(libmujoco-dev liborocos-kdl-dev libkdl-parser-dev libdart-dev libdart-utils-urdf-dev)
 fuzz_packages=(clang libclang-rt-14-dev)
 flops_packages=(valgrind binutils)
+# Sphinx with MyST reads the existing Markdown pages and autodocs the compiled module; Doxygen the
+# C++ headers. Sphinx's own theme (alabaster): no theme package.
+docs_packages=(python3-sphinx python3-myst-parser doxygen)
 
 for arg in "$@"; do
   case "$arg" in
@@ -25,7 +32,14 @@ for arg in "$@"; do
     --fuzz) packages+=("${fuzz_packages[@]}") ;;
     --clang) packages+=(clang) ;;
     --flops) packages+=("${flops_packages[@]}") ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --docs) packages+=("${docs_packages[@]}") ;;
+    --node|--viewer)
+      # Debian's nodejs 18 and npm 9 when there is no node at all; a node from elsewhere
+      # (NodeSource's bundles its npm) is kept as it is: Debian's npm would conflict with it.
+      command -v node >/dev/null 2>&1 || packages+=(nodejs)
+      command -v npm >/dev/null 2>&1 || packages+=(npm)
+      if [[ "$arg" == --viewer ]]; then packages+=(chromium); fi ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done

@@ -54,6 +54,8 @@ NormalForceModel law(ContactLaw kind) {
     case ContactLaw::AzadFeatherstone:
       n.damping = 200.0;
       break;
+    case ContactLaw::Rigid:  // test_contact_rigid.cpp
+      break;
   }
   return n;
 }

@@ -70,7 +70,7 @@ TEST(Dca, ThreadsGiveTheSerialResultBitForBit) {
   }
 }
 
-// Long chains and trees, where the assembly tree has 8-9 levels; external forces in both frames.
+// Long chains and trees, where the assembly tree has 8-9 levels; external forces in the three frames.
 TEST(Dca, LongChainsAndTreesAgreeWithAba) {
   for (const Case& c : {Case{"chain256", build_chain(256, {Vec3::UnitZ(), Vec3::UnitY()}, 5)},
                         Case{"tree256_bf3", build_random_tree(256, 3.0, 0.5, 0.97, 6)}}) {
@@ -80,7 +80,7 @@ TEST(Dca, LongChainsAndTreesAgreeWithAba) {
                tau = random_vector(c.model.nv(), rng, 10.0);
     std::vector<Force> f(c.model.nbodies());
     for (auto& fi : f) fi = random_force(rng);
-    for (ReferenceFrame frame : {ReferenceFrame::World, ReferenceFrame::Local}) {
+    for (ReferenceFrame frame : {ReferenceFrame::World, ReferenceFrame::Local, ReferenceFrame::LocalWorldAligned}) {
       const VecX ref = aba(c.model, data, q, v, tau, f, frame);
       const double tol = tolerance(c.model, data, q, v, tau, ref);
       for (DcaVariant variant : {DcaVariant::Basic, DcaVariant::Accurate}) {

@@ -138,14 +138,14 @@ TEST_P(Derivatives, RneaDerivativesWithExternalForces) {
              a = random_vector(model().nv(), rng);
   std::vector<Force> f_ext(static_cast<std::size_t>(model().nbodies()));
   for (Force& f : f_ext) f = random_force(rng, 3.0);
-  for (ReferenceFrame frame : {ReferenceFrame::World, ReferenceFrame::Local}) {
+  for (ReferenceFrame frame : {ReferenceFrame::World, ReferenceFrame::Local, ReferenceFrame::LocalWorldAligned}) {
     rnea_derivatives(model(), data, q, v, a, f_ext, frame);
     const auto f = [&](const VecX& qq, const VecX& vv) -> VecX {
       return rnea(model(), fd_data, qq, vv, a, f_ext, frame);
     };
     const FdJacobians fd = finite_differences(model(), q, v, f);
     const double scale = f(q, v).cwiseAbs().maxCoeff();
-    const std::string at = GetParam() + (frame == ReferenceFrame::World ? " world" : " local") + " f_ext";
+    const std::string at = GetParam() + " " + to_string(frame) + " f_ext";
     expect_close(data.dtau_dq, fd.dq, scale, at + " d tau / d q");
     expect_close(data.dtau_dv, fd.dv, scale, at + " d tau / d v");
   }
@@ -190,14 +190,14 @@ TEST_P(Derivatives, AbaDerivativesWithExternalForces) {
              tau = random_vector(model().nv(), rng);
   std::vector<Force> f_ext(static_cast<std::size_t>(model().nbodies()));
   for (Force& f : f_ext) f = random_force(rng, 3.0);
-  for (ReferenceFrame frame : {ReferenceFrame::World, ReferenceFrame::Local}) {
+  for (ReferenceFrame frame : {ReferenceFrame::World, ReferenceFrame::Local, ReferenceFrame::LocalWorldAligned}) {
     aba_derivatives(model(), data, q, v, tau, f_ext, frame);
     const auto f = [&](const VecX& qq, const VecX& vv) -> VecX {
       return aba(model(), fd_data, qq, vv, tau, f_ext, frame);
     };
     const FdJacobians fd = finite_differences(model(), q, v, f);
     const double scale = f(q, v).cwiseAbs().maxCoeff();
-    const std::string at = GetParam() + (frame == ReferenceFrame::World ? " world" : " local") + " f_ext";
+    const std::string at = GetParam() + " " + to_string(frame) + " f_ext";
     expect_close(data.dqdd_dq, fd.dq, scale, at + " d qdd / d q");
     expect_close(data.dqdd_dv, fd.dv, scale, at + " d qdd / d v");
   }

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -98,6 +99,25 @@ const Model* cached_model(const std::string& name) {
   return (cache[name] = std::move(m)).get();
 }
 
+/// Whether `m` covers the model's topology: the CFA covers chains with short branches only (and
+/// refuses the others with InvalidArgument, tested in test_global.cpp); every other method, any tree.
+bool covers(Method m, const Model& model) { return m != Method::Cfa || cfa_topology(model).covered; }
+
+/// The CFA needs I^-1 of every main-chain body and refuses a singular one with SingularError naming
+/// it (icub's wrist links are point masses). Checks that the body it names has a singular spatial
+/// inertia: its smallest eigenvalue at most 1e-12 of its largest.
+void expect_singular_chain_body(const Model& model, const std::string& message) {
+  const std::size_t at = message.find("body '");
+  ASSERT_NE(at, std::string::npos) << message;
+  const std::size_t end = message.find('\'', at + 6);
+  const std::string body = message.substr(at + 6, end - at - 6);
+  int i = 0;
+  while (i < model.nbodies() && model.body_name(i) != body) ++i;
+  ASSERT_LT(i, model.nbodies()) << message;
+  const VecX ev = Eigen::SelfAdjointEigenSolver<MatX>(MatX(model.inertia(i).matrix())).eigenvalues();
+  EXPECT_LE(ev.minCoeff(), 1e-12 * ev.maxCoeff()) << message;
+}
+
 std::string at(const std::string& model, int state) { return model + " state " + std::to_string(state); }
 
 /// True when j is a DoF-level ancestor of i (lambda applied to i zero or more times reaches j).
@@ -136,7 +156,19 @@ TEST_P(ForwardDynamicsFamily, EveryMethodAgreesWithAbaAndDenseSolve) {
     ASSERT_TRUE(qdd_aba.allFinite()) << at(name, s);
     const double scale = (tau.norm() + C.norm()) / sp.max;
     for (Method m : forward_dynamics_methods()) {
+      if (!covers(m, model())) {
+        EXPECT_THROW(forward_dynamics(model(), data, q, v, tau, m), InvalidArgument) << at(name, s);
+        continue;
+      }
       VecX qdd;
+      if (m == Method::Cfa) {
+        try {
+          qdd = forward_dynamics(model(), data, q, v, tau, m);
+        } catch (const SingularError& e) {
+          expect_singular_chain_body(model(), e.what());
+          continue;
+        }
+      }
       ASSERT_NO_THROW(qdd = forward_dynamics(model(), data, q, v, tau, m)) << at(name, s) << " " << to_string(m);
       ASSERT_TRUE(qdd.allFinite()) << at(name, s) << " " << to_string(m);
       double eps = kEps;
@@ -169,12 +201,20 @@ TEST_P(ForwardDynamicsFamily, ExternalForcesAgreeWithAba) {
   std::vector<Force> f(model().nbodies());
   for (auto& fi : f) fi = random_force(rng);
   const Spectrum sp = spectrum(crba(model(), data, q));
-  for (ReferenceFrame frame : {ReferenceFrame::World, ReferenceFrame::Local}) {
+  for (ReferenceFrame frame : {ReferenceFrame::World, ReferenceFrame::Local, ReferenceFrame::LocalWorldAligned}) {
     const VecX ref = aba(model(), data, q, v, tau, f, frame);
     VecX zero = VecX::Zero(model().nv());
     const VecX C = rnea(model(), data, q, v, zero, f, frame);
     for (Method m : forward_dynamics_methods()) {
-      const VecX qdd = forward_dynamics(model(), data, q, v, tau, m, f, frame);
+      if (!covers(m, model())) continue;
+      VecX qdd;
+      try {
+        qdd = forward_dynamics(model(), data, q, v, tau, m, f, frame);
+      } catch (const SingularError& e) {
+        if (m != Method::Cfa) throw;
+        expect_singular_chain_body(model(), e.what());
+        continue;
+      }
       double eps = kEps;
       if (m == Method::ConjugateGradient || m == Method::PreconditionedCG)
         eps = std::max(eps, data.cg.relative_residual);
@@ -430,9 +470,20 @@ TEST(JsimFactorisation, CostFormulasFollowTheTopology) {
 }
 
 TEST(ForwardDynamicsMethods, NamesRoundTrip) {
-  const std::vector<std::string> expected = {
-      "aba", "crba_cholesky", "crba_ltdl", "direct_cholesky", "symmetry_cholesky", "cg", "pcg", "innovations", "minv",
-      "dca", "dca_accurate",  "auto"};
+  const std::vector<std::string> expected = {"aba",
+                                             "crba_cholesky",
+                                             "crba_ltdl",
+                                             "direct_cholesky",
+                                             "symmetry_cholesky",
+                                             "cg",
+                                             "pcg",
+                                             "innovations",
+                                             "minv",
+                                             "global_sparse",
+                                             "cfa",
+                                             "dca",
+                                             "dca_accurate",
+                                             "auto"};
   ASSERT_EQ(forward_dynamics_methods().size(), expected.size());
   for (std::size_t k = 0; k < expected.size(); ++k) {
     EXPECT_EQ(to_string(forward_dynamics_methods()[k]), expected[k]);
@@ -452,6 +503,7 @@ TEST(ForwardDynamicsMethods, AutoRunsTheChosenMethod) {
     const ForwardDynamicsChoice choice = forward_dynamics_choice(model);
     EXPECT_TRUE(choice.method == Method::Aba || choice.method == Method::CrbaLtdl);
     EXPECT_NE(choice.reason.find(to_string(choice.method)), std::string::npos) << choice.reason;
+    EXPECT_NE(choice.reason.find("global_sparse and cfa"), std::string::npos) << choice.reason;  // considered
     EXPECT_GT(choice.predicted_ns_aba, 0.0);
     EXPECT_GT(choice.predicted_ns_crba_ltdl, 0.0);
     // The divide-and-conquer algorithm is considered and never chosen: on one thread its
@@ -556,8 +608,13 @@ TEST(ForwardDynamicsSingular, RomeoEveryMethodThrowsSingularError) {
         EXPECT_TRUE(named) << what << ": " << e.what();
       }
     };
-    for (Method m : forward_dynamics_methods())
+    for (Method m : forward_dynamics_methods()) {
+      if (!covers(m, model)) {  // romeo is no chain: the CFA refuses its topology before any arithmetic
+        EXPECT_THROW(forward_dynamics(model, data, q, v, tau, m), InvalidArgument);
+        continue;
+      }
       expect_singular([&] { forward_dynamics(model, data, q, v, tau, m); }, std::string(to_string(m)));
+    }
     expect_singular([&] { minv(model, data, q); }, "minv");
     expect_singular([&] { solve_innovations(model, data, q, tau); }, "solve_innovations");
     expect_singular([&] { innovations_factors(model, data, q); }, "innovations_factors");
@@ -596,6 +653,7 @@ TEST(ForwardDynamicsNoAllocation, EveryMethodAndKernel) {
     for (auto& fi : f) fi = random_force(rng);
     std::vector<std::pair<std::string, std::function<void()>>> calls;
     for (Method m : forward_dynamics_methods()) {
+      if (!covers(m, model)) continue;
       calls.emplace_back(std::string(to_string(m)), [&, m] { forward_dynamics(model, data, q, v, tau, m); });
       calls.emplace_back(std::string(to_string(m)) + " f_ext",
                          [&, m] { forward_dynamics(model, data, q, v, tau, m, f); });

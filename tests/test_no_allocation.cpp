@@ -208,6 +208,12 @@ void expect_no_allocation(const Model& model) {
       {"aba f_ext Local", [&] { escape(aba(model, data, q, v, tau, f, RF::Local)); }},
       {"forward_dynamics_crba", [&] { escape(forward_dynamics_crba(model, data, q, v, tau)); }},
       {"forward_dynamics_crba f_ext", [&] { escape(forward_dynamics_crba(model, data, q, v, tau, f, RF::World)); }},
+      {"forward_dynamics_global_sparse", [&] { escape(forward_dynamics_global_sparse(model, data, q, v, tau)); }},
+      {"forward_dynamics_global_sparse f_ext",
+       [&] { escape(forward_dynamics_global_sparse(model, data, q, v, tau, f, RF::World)); }},
+      {"forward_dynamics_cfa", [&] { escape(forward_dynamics_cfa(model, data, q, v, tau)); }},
+      {"forward_dynamics_cfa serial f_ext",
+       [&] { escape(forward_dynamics_cfa(model, data, q, v, tau, f, RF::Local, CfaSolver::Serial)); }},
       {"forward_dynamics_dca Basic", [&] { escape(forward_dynamics_dca(model, data, q, v, tau, DcaVariant::Basic)); }},
       {"forward_dynamics_dca Accurate f_ext",
        [&] { escape(forward_dynamics_dca(model, data, q, v, tau, DcaVariant::Accurate, 1, f, RF::Local)); }},
@@ -226,9 +232,33 @@ void expect_no_allocation(const Model& model) {
       {"body_jacobian World", [&] { escape(body_jacobian(model, data, q, tip, RF::World)); }},
       {"body_jacobian Local", [&] { escape(body_jacobian(model, data, q, tip, RF::Local)); }},
       {"jacobian_dot_times_v", [&] { escape(jacobian_dot_times_v(model, data, q, v, tip, RF::World)); }},
-      {"operational_space local", [&] { escape(operational_space(model, data, q, v, op_tasks, TaskFrame::Local)); }},
+      {"operational_space local",
+       [&] { escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::Local)); }},
       {"operational_space local_world_aligned",
-       [&] { escape(operational_space(model, data, q, v, op_tasks, TaskFrame::LocalWorldAligned)); }},
+       [&] { escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::LocalWorldAligned)); }},
+      {"operational_space dense",
+       [&] {
+         escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::World, OperationalSpaceMethod::Dense));
+       }},
+      {"operational_space sparse",
+       [&] {
+         escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::World, OperationalSpaceMethod::Sparse));
+       }},
+      {"operational_space recursive",
+       [&] {
+         escape(
+             operational_space(model, data, q, v, op_tasks, ReferenceFrame::Local, OperationalSpaceMethod::Recursive));
+       }},
+      {"operational_space efpa",
+       [&] {
+         escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::Local, OperationalSpaceMethod::Efpa));
+       }},
+      {"operational_space efpa damped",
+       [&] {
+         OperationalSpaceOptions o;
+         o.damping = 0.1;
+         escape(operational_space(model, data, q, v, op_tasks, ReferenceFrame::Local, OperationalSpaceMethod::Efpa, o));
+       }},
       {"center_of_mass", [&] { escape(center_of_mass(model, data, q)); }},
       {"center_of_mass_jacobian", [&] { escape(center_of_mass_jacobian(model, data, q)); }},
       {"rnea_batch (1 thread)", [&] { rnea_batch(model, batch, Q, V, A, batch_out); }},

@@ -32,6 +32,10 @@ using namespace plucker;
 using namespace plucker::test;
 
 constexpr double kC = 100.0;
+constexpr int kNumMethods = 4;
+constexpr OperationalSpaceMethod kAllMethods[kNumMethods] = {
+    OperationalSpaceMethod::Dense, OperationalSpaceMethod::Sparse, OperationalSpaceMethod::Recursive,
+    OperationalSpaceMethod::Efpa};
 
 // ------------------------------------------------------------------------------ models and tasks
 
@@ -79,7 +83,46 @@ const std::vector<TaskCase>& task_cases() {
          "",
          RootJoint::Fixed,
          {{"LF_FOOT", TR::Position}, {"RF_FOOT", TR::Position}, {"LH_FOOT", TR::Position}, {"trunk", TR::All}}});
+    c.push_back({"chain30_tool_and_link12",
+                 [] { return chain_with_tool(30); },
+                 "",
+                 RootJoint::Fixed,
+                 {{"tool", TR::All}, {"link12", TR::Position}}});
+    c.push_back({"binary_tree31_three_leaves",
+                 [] { return build_random_tree(31, 2.0, 0.4, 0.9, 5); },
+                 "",
+                 RootJoint::Fixed,
+                 {{"link16", TR::Position}, {"link23", TR::Position}, {"link31", TR::Position}}});
+    c.push_back({"all_joints_tree",  // multi-DoF joints: free-flyer, spherical, planar, cylindrical, general
+                 [] { return build_all_joints_tree(3); },
+                 "",
+                 RootJoint::Fixed,
+                 {{"link_general2", TR::All},
+                  {"link_prismatic", TR::Position},
+                  {"link_helical", TR::All},
+                  {"link_planar_tilted", TR::Orientation}}});
     c.push_back({"zoo_panda", nullptr, "panda", RootJoint::Fixed, {{"panda_hand_tcp", TR::All}}});
+    // The panda with both finger joints (nv = 9; the hand branches into the two fingers).
+    c.push_back({"zoo_panda_left_finger", nullptr, "panda", RootJoint::Fixed, {{"panda_leftfinger", TR::All}}});
+    c.push_back({"zoo_panda_hand_and_right_finger",
+                 nullptr,
+                 "panda",
+                 RootJoint::Fixed,
+                 {{"panda_hand_tcp", TR::Orientation}, {"panda_rightfinger", TR::Position}}});
+    c.push_back({"zoo_anymal_ff_feet",
+                 nullptr,
+                 "anymal",
+                 RootJoint::FreeFlyer,
+                 {{"LF_FOOT", TR::Position},
+                  {"RF_FOOT", TR::Position},
+                  {"LH_FOOT", TR::Position},
+                  {"RH_FOOT", TR::Position},
+                  {"base", TR::Orientation}}});
+    c.push_back({"zoo_pr2_grippers",
+                 nullptr,
+                 "pr2",
+                 RootJoint::Fixed,
+                 {{"l_gripper_tool_frame", TR::All}, {"r_gripper_tool_frame", TR::All}}});
     c.push_back({"zoo_ur5", nullptr, "ur5", RootJoint::Fixed, {{"tool0", TR::All}}});
     c.push_back({"zoo_talos_full_ff",
                  nullptr,
@@ -159,9 +202,12 @@ TEST_P(OperationalSpace, IdentitiesAndIndependentPaths) {
       log_nminv("N M^-1 = M^-1 N^T"), log_minv("Lambda^-1 vs J minv J^T"), log_sym("symmetry");
   Data data(model()), ref(model());
   Rng rng(31);
-  for (int s = 0; s < 3; ++s) {
+  for (int s = 0; s < 3 * kNumMethods; ++s) {
+    const OperationalSpaceMethod method = kAllMethods[s % kNumMethods];
     const State st = random_state(model(), rng);
-    const OperationalSpaceResults& r = operational_space(model(), data, st.q, st.v, tasks_);
+    const OperationalSpaceResults& r =
+        operational_space(model(), data, st.q, st.v, tasks_, ReferenceFrame::Local, method);
+    EXPECT_EQ(r.method, method);
     const int m = static_cast<int>(r.J.rows()), nv = model().nv();
     const MatX Im = MatX::Identity(m, m);
     const double cond_L = spectrum(r.Lambda_inv).cond();
@@ -169,7 +215,7 @@ TEST_P(OperationalSpace, IdentitiesAndIndependentPaths) {
     const MatX M = ref.M;
     const MatX Minv = minv(model(), ref, st.q);
     const double cond_sum = cond_L + spM.cond();
-    const std::string at = GetParam() + " state " + std::to_string(s);
+    const std::string at = GetParam() + " " + to_string(method) + " state " + std::to_string(s);
     auto check = [&](RatioLog& log, double err, double tol, const char* what) {
       log.add(err, tol, at);
       EXPECT_LE(err, tol) << at << ": " << what;
@@ -194,16 +240,55 @@ TEST_P(OperationalSpace, IdentitiesAndIndependentPaths) {
   }
 }
 
+// Every method against the dense one (the basic matrix method), in all three frames: Lambda^-1,
+// Lambda, Jbar, N and the bias. Each result carries a forward error of order eps cond (cond(M)
+// for the solves with M, cond(Lambda^-1) for the inversion), so the tolerance is
+// kC eps (cond(M) + cond(Lambda^-1)) relative to the larger norm (1 + |N| for N). Auto runs one of
+// the four and says which.
+TEST_P(OperationalSpace, AllMethodsAgreeWithDense) {
+  static RatioLog log("methods vs dense");
+  Data data(model()), ref(model()), dense_data(model());
+  Rng rng(35);
+  for (const ReferenceFrame frame : {ReferenceFrame::Local, ReferenceFrame::LocalWorldAligned, ReferenceFrame::World}) {
+    for (int s = 0; s < 2; ++s) {
+      const State st = random_state(model(), rng);
+      const OperationalSpaceResults d =
+          operational_space(model(), dense_data, st.q, st.v, tasks_, frame, OperationalSpaceMethod::Dense);
+      const double cond = spectrum(d.Lambda_inv).cond() + spectrum(crba(model(), ref, st.q)).cond();
+      const double tol = kC * kEps * cond;
+      for (const OperationalSpaceMethod method : kAllMethods) {
+        const OperationalSpaceResults& r = operational_space(model(), data, st.q, st.v, tasks_, frame, method);
+        const std::string at =
+            GetParam() + " " + to_string(frame) + " " + to_string(method) + " state " + std::to_string(s);
+        EXPECT_EQ(r.J, d.J) << at;  // the same code builds J
+        const double errs[5] = {rel(r.Lambda_inv, d.Lambda_inv), rel(r.Lambda, d.Lambda), rel(r.Jbar, d.Jbar),
+                                (r.N - d.N).norm() / (1.0 + d.N.norm()),
+                                (r.bias - d.bias).norm() / (1.0 + d.bias.norm())};
+        const char* names[5] = {"Lambda^-1", "Lambda", "Jbar", "N", "bias"};
+        for (int k = 0; k < 5; ++k) {
+          log.add(errs[k], tol, at + " " + names[k]);
+          EXPECT_LE(errs[k], tol) << at << ": " << names[k];
+        }
+      }
+      const OperationalSpaceResults& a = operational_space(model(), data, st.q, st.v, tasks_, frame);
+      EXPECT_NE(a.method, OperationalSpaceMethod::Auto);
+      EXPECT_EQ(a.method, operational_space_choice(model(), tasks_).method);
+      EXPECT_LE(rel(a.Lambda, d.Lambda), tol) << GetParam() << " auto";
+    }
+  }
+}
+
 // The operational-space equation closed through forward dynamics: F = Lambda xdd + (mu + p),
 // tau = J^T F, qdd = ABA(q, v, tau) gives J qdd + Jdot v = xdd, in both task frames.
 TEST_P(OperationalSpace, EquationThroughForwardDynamics) {
   static RatioLog log("J qdd + Jdot v = xdd_des");
   Data data(model()), ref(model());
   Rng rng(32);
-  for (const TaskFrame frame : {TaskFrame::Local, TaskFrame::LocalWorldAligned}) {
-    for (int s = 0; s < 3; ++s) {
+  for (const ReferenceFrame frame : {ReferenceFrame::Local, ReferenceFrame::LocalWorldAligned}) {
+    for (int s = 0; s < 2 * kNumMethods; ++s) {
+      const OperationalSpaceMethod method = kAllMethods[s % kNumMethods];
       const State st = random_state(model(), rng);
-      const OperationalSpaceResults& r = operational_space(model(), data, st.q, st.v, tasks_, frame);
+      const OperationalSpaceResults& r = operational_space(model(), data, st.q, st.v, tasks_, frame, method);
       const VecX xdd = random_vector(static_cast<int>(r.J.rows()), rng, 2.0);
       const VecX F = r.Lambda * xdd + r.bias;
       const VecX tau = r.J.transpose() * F;
@@ -212,8 +297,8 @@ TEST_P(OperationalSpace, EquationThroughForwardDynamics) {
       const double cond = spectrum(r.Lambda_inv).cond() + spectrum(crba(model(), ref, st.q)).cond();
       const double err = (got - xdd).norm() / (xdd.norm() + r.Jdot_v.norm() + 1.0);
       const double tol = std::max(1e-9, kC * kEps * cond);
-      log.add(err, tol, GetParam() + " " + to_string(frame));
-      EXPECT_LE(err, tol) << GetParam() << " " << to_string(frame) << " state " << s;
+      log.add(err, tol, GetParam() + " " + to_string(frame) + " " + to_string(method));
+      EXPECT_LE(err, tol) << GetParam() << " " << to_string(frame) << " " << to_string(method) << " state " << s;
     }
   }
 }
@@ -226,7 +311,7 @@ TEST_P(OperationalSpace, JdotVIsTheDerivativeOfJv) {
   Data data(model());
   Rng rng(33);
   const double h = 1e-5;
-  for (const TaskFrame frame : {TaskFrame::Local, TaskFrame::LocalWorldAligned}) {
+  for (const ReferenceFrame frame : {ReferenceFrame::Local, ReferenceFrame::LocalWorldAligned}) {
     for (int s = 0; s < 2; ++s) {
       const State st = random_state(model(), rng);
       const VecX jdv = operational_space(model(), data, st.q, st.v, tasks_, frame).Jdot_v;
@@ -249,9 +334,9 @@ TEST_P(OperationalSpace, LocalWorldAlignedIsTheRotatedLocal) {
   Data data(model()), ref(model());
   Rng rng(34);
   const State st = random_state(model(), rng);
-  const OperationalSpaceResults local = operational_space(model(), data, st.q, st.v, tasks_, TaskFrame::Local);
+  const OperationalSpaceResults local = operational_space(model(), data, st.q, st.v, tasks_, ReferenceFrame::Local);
   const OperationalSpaceResults lwa =
-      operational_space(model(), data, st.q, st.v, tasks_, TaskFrame::LocalWorldAligned);
+      operational_space(model(), data, st.q, st.v, tasks_, ReferenceFrame::LocalWorldAligned);
   const int m = static_cast<int>(local.J.rows());
   // T maps local rows to world-aligned rows: rows of R6 selected on both sides (a subset of the
   // angular or linear rows is closed under R only when complete, so build T on full 6-D rows).
@@ -373,10 +458,11 @@ TEST(OperationalSpaceLoad, JbarIsIndependentOfTheLoad) {
     Rng rng(42);
     for (int s = 0; s < 3; ++s) {
       const State st = random_state(model, rng);
-      for (const TaskFrame frame : {TaskFrame::Local, TaskFrame::LocalWorldAligned}) {
+      for (const ReferenceFrame frame : {ReferenceFrame::Local, ReferenceFrame::LocalWorldAligned}) {
         const OperationalTask one[1] = {task};
-        const OperationalSpaceResults r = operational_space(model, data, st.q, st.v, one, frame);
-        const OperationalSpaceResults rl = operational_space(loaded, data_loaded, st.q, st.v, one, frame);
+        const OperationalSpaceMethod method = kAllMethods[(2 * s + (frame == ReferenceFrame::Local)) % kNumMethods];
+        const OperationalSpaceResults r = operational_space(model, data, st.q, st.v, one, frame, method);
+        const OperationalSpaceResults rl = operational_space(loaded, data_loaded, st.q, st.v, one, frame, method);
         const double cond = spectrum(r.Lambda_inv).cond() + spectrum(crba(model, data, st.q)).cond();
         const double err = rel(rl.Jbar, r.Jbar), tol = kC * kEps * cond;
         log.add(err, tol, arm.name);
@@ -385,7 +471,7 @@ TEST(OperationalSpaceLoad, JbarIsIndependentOfTheLoad) {
         // T (body velocity), T = F_X_B (local) or R6 F_X_B (world-aligned), so A = T^-T I_L T^-1.
         forward_kinematics(model, data, st.q);
         Mat6 T = task.frame >= 0 ? model.frames()[task.frame].X_body.matrix_motion() : Mat6::Identity();
-        if (frame == TaskFrame::LocalWorldAligned)
+        if (frame == ReferenceFrame::LocalWorldAligned)
           T = block_rotation(frame_transform(model, data, task.frame).rotation()) * T;
         const Mat6 Tinv = T.inverse();
         const Mat6 A = Tinv.transpose() * payload.matrix() * Tinv;
@@ -475,7 +561,7 @@ TEST(OperationalSpaceErrors, SingularTasksNameTheRows) {
     const OperationalTask t[1] = {OperationalTask::named(two, "tip").with_rows(std::vector<int>{3, 4})};
     const VecX q2 = (VecX(2) << 0.4, 0.0).finished();
     const std::string msg =
-        error_of([&] { operational_space(two, d2, q2, VecX::Zero(2), t, TaskFrame::LocalWorldAligned); });
+        error_of([&] { operational_space(two, d2, q2, VecX::Zero(2), t, ReferenceFrame::LocalWorldAligned); });
     EXPECT_NE(msg.find("row 1 (task 0, frame 'tip', linear y) is a linear combination of the rows before it: "
                        "-2.36522"),
               std::string::npos)
@@ -485,12 +571,114 @@ TEST(OperationalSpaceErrors, SingularTasksNameTheRows) {
     EXPECT_NE(msg_local.find("row 0 (task 0, frame 'tip', linear x) is zero"), std::string::npos) << msg_local;
     // Near (not at) the singularity the task is regular.
     const VecX qn = (VecX(2) << 0.4, 1e-3).finished();
-    EXPECT_NO_THROW(operational_space(two, d2, qn, VecX::Zero(2), t, TaskFrame::LocalWorldAligned));
+    EXPECT_NO_THROW(operational_space(two, d2, qn, VecX::Zero(2), t, ReferenceFrame::LocalWorldAligned));
   }
   // Results are never left half-made: a regular call after a singular one is right.
   const OperationalTask ok[1] = {tip.with_rows(std::vector<int>{2, 3, 4})};
   const OperationalSpaceResults& r = operational_space(model, data, q, v, ok);
   EXPECT_LE((r.Lambda * r.Lambda_inv - MatX::Identity(3, 3)).norm(), 1e-10);
+}
+
+// Damping: Lambda = (J M^-1 J^T + damping^2 I)^-1 and Jbar = M^-1 J^T Lambda, checked against
+// those formulas with M^-1 from minv (an independent path) and an Eigen LDLT, for every method,
+// on a rank-deficient task (zero and dependent rows, reported in dependent_rows) and a regular
+// one (no rows reported; Lambda -> the undamped one as damping -> 0). Tolerance: the damped
+// matrix has cond <= (|Lambda^-1| + damping^2) / damping^2, so kC eps times that (plus cond(M)).
+TEST(OperationalSpaceDamping, DampedLambdaIsTheRegularisedInverse) {
+  const Model model = planar_arm(3);
+  Data data(model), ref(model);
+  const VecX q = VecX::Constant(3, 0.3), v = VecX::Constant(3, 0.1);
+  const OperationalTask tip = OperationalTask::named(model, "tip");
+  const MatX Minv = minv(model, ref, q);
+  const double condM = spectrum(crba(model, ref, q)).cond();
+  struct Case {
+    std::vector<OperationalTask> tasks;
+    std::vector<int> dependent;
+  };
+  const std::vector<Case> cases = {
+      {{tip}, {0, 1, 5}},  // angular x, y and linear z of a planar arm's tip are zero
+      {{tip.with_rows(std::vector<int>{2, 3, 4}), tip.with_rows(std::vector<int>{3})}, {3}},  // row 3 repeats row 1
+      {{tip.with_rows(std::vector<int>{2, 3, 4})}, {}},                                       // regular
+  };
+  for (const Case& c : cases) {
+    for (const double damping : {1e-3, 0.1, 2.0}) {
+      OperationalSpaceOptions o;
+      o.damping = damping;
+      for (const OperationalSpaceMethod method : kAllMethods) {
+        const OperationalSpaceResults& r =
+            operational_space(model, data, q, v, c.tasks, ReferenceFrame::Local, method, o);
+        const int m = static_cast<int>(r.J.rows());
+        const MatX A = r.J * Minv * r.J.transpose() + damping * damping * MatX::Identity(m, m);
+        const MatX Lambda = A.ldlt().solve(MatX::Identity(m, m));
+        const double tol = kC * kEps * (condM + (A.norm() / (damping * damping)));
+        const std::string at = to_string(method) + " damping " + std::to_string(damping);
+        EXPECT_EQ(r.dependent_rows, c.dependent) << at;
+        EXPECT_TRUE(r.Lambda.allFinite() && r.Jbar.allFinite() && r.N.allFinite() && r.bias.allFinite()) << at;
+        EXPECT_LE(rel(r.Lambda, Lambda), tol) << at;
+        EXPECT_LE(rel(r.Jbar, Minv * r.J.transpose() * Lambda), tol) << at;
+      }
+    }
+  }
+  // Regular task: damping -> 0 gives the undamped Lambda (the difference is O(damping^2)).
+  const OperationalTask reg[1] = {tip.with_rows(std::vector<int>{2, 3, 4})};
+  const MatX L0 = operational_space(model, data, q, v, reg).Lambda;
+  OperationalSpaceOptions small;
+  small.damping = 1e-6;
+  const OperationalSpaceResults& r =
+      operational_space(model, data, q, v, reg, ReferenceFrame::Local, OperationalSpaceMethod::Efpa, small);
+  EXPECT_LE(rel(r.Lambda, L0), 1e-9);
+  // A damping too small to lift a dependent row's pivot (rounding-sized) above the singularity
+  // test is refused, by name (zero rows are regularised by any damping > 0: their pivot is
+  // damping^2 against a reference of damping^2).
+  OperationalSpaceOptions tiny;
+  tiny.damping = 1e-12;
+  const OperationalTask sing[2] = {tip.with_rows(std::vector<int>{2, 3, 4}), tip.with_rows(std::vector<int>{3})};
+  const std::string msg = error_of(
+      [&] { operational_space(model, data, q, v, sing, ReferenceFrame::Local, OperationalSpaceMethod::Sparse, tiny); });
+  EXPECT_NE(msg.find("is too small to regularise"), std::string::npos) << msg;
+}
+
+// Outputs: asking for Lambda only leaves Jbar, N and bias empty and Lambda unchanged; asking
+// for the bias alone with a recursive method needs no Jbar.
+TEST(OperationalSpaceOutputs, OnlyWhatIsAskedFor) {
+  const Model model = build_humanoid(4, true);
+  Data data(model);
+  Rng rng(7);
+  const VecX q = random_configuration(model, rng), v = random_vector(model.nv(), rng);
+  const OperationalTask t[2] = {OperationalTask::named(model, "l_sole"), OperationalTask::named(model, "r_hand_tip")};
+  for (const OperationalSpaceMethod method : kAllMethods) {
+    const OperationalSpaceResults full = operational_space(model, data, q, v, t, ReferenceFrame::Local, method);
+    OperationalSpaceOptions o;
+    o.outputs = kOutputLambda;
+    const OperationalSpaceResults& r = operational_space(model, data, q, v, t, ReferenceFrame::Local, method, o);
+    EXPECT_EQ(r.Jbar.size(), 0);
+    EXPECT_EQ(r.N.size(), 0);
+    EXPECT_EQ(r.bias.size(), 0);
+    EXPECT_EQ(r.Lambda, full.Lambda) << to_string(method);
+    o.outputs = kOutputBias;
+    const OperationalSpaceResults& b = operational_space(model, data, q, v, t, ReferenceFrame::Local, method, o);
+    EXPECT_EQ(b.bias, full.bias) << to_string(method);
+    EXPECT_EQ(b.N.size(), 0);
+  }
+}
+
+// The choice: Auto runs what operational_space_choice names; the reason names every method's
+// prediction; to_string / parse round-trip.
+TEST(OperationalSpaceChoice, AutoRunsTheChoice) {
+  const Model model = build_humanoid(4, true);
+  Data data(model);
+  const OperationalTask t[4] = {OperationalTask::named(model, "l_sole"), OperationalTask::named(model, "r_sole"),
+                                OperationalTask::named(model, "l_hand_tip"),
+                                OperationalTask::named(model, "r_hand_tip")};
+  const OperationalSpaceChoice c = operational_space_choice(model, t);
+  for (const char* name : {"dense", "sparse", "recursive", "efpa"})
+    EXPECT_NE(c.reason.find(name), std::string::npos) << c.reason;
+  Rng rng(3);
+  const VecX q = random_configuration(model, rng);
+  EXPECT_EQ(operational_space(model, data, q, VecX::Zero(model.nv()), t).method, c.method);
+  for (const OperationalSpaceMethod m : operational_space_methods())
+    EXPECT_EQ(parse_operational_space_method(to_string(m)), m);
+  EXPECT_EQ(operational_space_methods().size(), 5u);
 }
 
 TEST(OperationalSpaceErrors, SingularMassMatrixNamesTheJoint) {
@@ -539,8 +727,24 @@ TEST(OperationalSpaceErrors, BadArguments) {
   expect_invalid([&] { operational_space(model, data, q, v, std::span(&badframe, 1)); },
                  "task 0: frame index 7 out of range");
   expect_invalid([&] { OperationalTask::of_frame(model, -2); }, "frame index -2 out of range");
-  expect_invalid([&] { parse_task_frame("world"); }, "unknown task frame 'world'");
-  expect_invalid([&] { parse_operational_space_method("sparse"); }, "unknown operational-space method 'sparse'");
+  expect_invalid([&] { parse_reference_frame("spatial"); }, "unknown reference frame 'spatial'");
+  expect_invalid([&] { parse_operational_space_method("banana"); }, "unknown operational-space method 'banana'");
+  for (const double bad_damping : {-1.0, double(NAN), double(INFINITY)}) {
+    OperationalSpaceOptions o;
+    o.damping = bad_damping;
+    expect_invalid(
+        [&] { operational_space(model, data, q, v, t, ReferenceFrame::Local, OperationalSpaceMethod::Auto, o); },
+        "damping must be finite and >= 0");
+  }
+  OperationalSpaceOptions bad_outputs;
+  bad_outputs.outputs = 8;
+  expect_invalid(
+      [&] {
+        operational_space(model, data, q, v, t, ReferenceFrame::Local, OperationalSpaceMethod::Auto, bad_outputs);
+      },
+      "outputs 8 has bits outside");
+  expect_invalid([&] { operational_space(model, data, q, v, t, ReferenceFrame::Local, OperationalSpaceMethod(9)); },
+                 "unknown method 9");
   Data other(planar_arm(2));
   EXPECT_THROW(operational_space(model, other, q, v, t), InvalidArgument);
 }

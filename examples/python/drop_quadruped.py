@@ -12,7 +12,10 @@ light feet chatter with the explicit step, see docs/contact.md). Two runs of plu
     keeps the robot up: it lands, bounces, settles at a constant height;
   * passive: zero torques, the legs fold and the robot ends on its base and knees (extra contact
     spheres there), in one C++ rollout.
-Writes drop_quadruped.png (base height, foot penetration, energy) and drop_quadruped.json.
+Writes drop_quadruped.png (base height, foot penetration, energy), drop_quadruped.json and
+drop_quadruped_trajectory.csv: the standing run at 100 Hz in the format of `plucker simulate`
+(t, q0.., v0.., energy; here the simulator's total, elastic energy included), for
+`plucker view solo12.urdf drop_quadruped_trajectory.csv` (make demo writes that page).
 
 usage: drop_quadruped.py [--model URDF] [--seconds T] [--dt DT] [--regularization EPS]
                          [--integrator NAME] [--out DIR]
@@ -35,6 +38,21 @@ FEET = ("FL_FOOT", "FR_FOOT", "HL_FOOT", "HR_FOOT")
 def default_model():
     shared = os.environ.get("PLUCKER_SHARED_DIR", os.path.join(HERE, "..", "..", "..", "shared"))
     return os.path.join(shared, "models", "solo12.urdf")
+
+
+def standing_pose(model, height=0.3):
+    """solo12's actuated joints, a standing pose q_des, the drop state q0 (base at `height`), and
+    the q / v indices of the actuated joints."""
+    joints = [n for n in model.joint_names if n != "root_joint" and model.joint_nv(n) == 1]
+    q_des = plucker.neutral(model)
+    for leg, sign in (("FL", 1), ("FR", 1), ("HL", -1), ("HR", -1)):
+        q_des[model.joint_q_index(f"{leg}_HFE")] = 0.8 * sign
+        q_des[model.joint_q_index(f"{leg}_KFE")] = -1.6 * sign
+    q0 = q_des.copy()
+    q0[2] = height
+    iq = np.array([model.joint_q_index(n) for n in joints])
+    iv = np.array([model.joint_v_index(n) for n in joints])
+    return joints, q_des, q0, iq, iv
 
 
 def make_simulator(model, dt, regularization, integrator, extra_spheres=False):
@@ -68,15 +86,7 @@ def main(argv=None):
         return 0
 
     model = plucker.Model.from_urdf(args.model, floating_base=True)
-    joints = [n for n in model.joint_names if n != "root_joint" and model.joint_nv(n) == 1]
-    q_des = plucker.neutral(model)
-    for leg, sign in (("FL", 1), ("FR", 1), ("HL", -1), ("HR", -1)):
-        q_des[model.joint_q_index(f"{leg}_HFE")] = 0.8 * sign
-        q_des[model.joint_q_index(f"{leg}_KFE")] = -1.6 * sign
-    q0 = q_des.copy()
-    q0[2] = 0.3
-    iq = np.array([model.joint_q_index(n) for n in joints])
-    iv = np.array([model.joint_v_index(n) for n in joints])
+    joints, q_des, q0, iq, iv = standing_pose(model)
     kp, kd = 6.0, 0.2
     steps = int(round(args.seconds / args.dt))
 
@@ -86,6 +96,7 @@ def main(argv=None):
     t_wall = time.perf_counter()
     height, pen, energy, active = [q[2]], [sim.contacts(q, v)["penetration"]], [sim.energy(q, v)["total"]], []
     joint_speed = []
+    states = [(q.copy(), v.copy())]
     for _ in range(steps):
         tau = np.zeros(model.nv)
         g = plucker.gravity_torques(model, q)
@@ -97,6 +108,7 @@ def main(argv=None):
         active.append(c["active"])
         energy.append(sim.energy(q, v)["total"])
         joint_speed.append(np.max(np.abs(v[iv])))
+        states.append((q.copy(), v.copy()))
     loop_rate = steps / (time.perf_counter() - t_wall)
     height, pen, energy = np.array(height), np.array(pen), np.array(energy)
 
@@ -155,6 +167,13 @@ def main(argv=None):
         "steps_per_second_python_loop": float(loop_rate),
         "steps_per_second_rollout": float(rollout_rate),
     }
+    every = max(1, int(round(0.01 / args.dt)))
+    with open(os.path.join(args.out, "drop_quadruped_trajectory.csv"), "w") as f:
+        f.write(",".join(["t"] + [f"q{k}" for k in range(model.nq)] + [f"v{k}" for k in range(model.nv)] + ["energy"]))
+        f.write("\n")
+        for k in range(0, steps + 1, every):
+            q, v = states[k]
+            f.write(",".join(f"{x:.17g}" for x in [k * args.dt, *q, *v, energy[k]]) + "\n")
     with open(os.path.join(args.out, "drop_quadruped.json"), "w") as f:
         json.dump(summary, f, indent=2)
     print(json.dumps(summary))

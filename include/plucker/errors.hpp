@@ -26,8 +26,8 @@ class ModelError : public Error {
 };
 
 /// The dynamics are undefined at this state: the joint-space inertia matrix (or a reduced
-/// system built from it) is singular. One criterion for every method (DEVELOPERS.md,
-/// "Singularity"): joint k is singular when its articulated pivot D_k (the pivot of M's
+/// system built from it) is singular. One criterion for every method (documentation:
+/// Conventions, "Singularity"): joint k is singular when its articulated pivot D_k (the pivot of M's
 /// factorisation leaves first) is at most kSingularPivot times M_kk.
 class SingularError : public Error {
  public:

@@ -4,7 +4,9 @@ It is in the source tree and uses the standard library only (pyproject.toml: req
 so pip's isolated build environment needs nothing from a package index: `pip install .` works
 offline with Debian's packages (cmake, g++, pybind11-dev, python3-dev, libeigen3-dev,
 libtinyxml2-dev). The wheel holds the extension module `plucker`, its type stubs, the
-command-line tool (`plucker_cli`, installed as the `plucker` command) and `plucker_sweep` (Dask).
+command-line tool (`plucker_cli`, installed as the `plucker` command), `plucker_sweep` (Dask),
+`plucker_studies` (helpers of studies/), and the browser viewer's bundle as `plucker_viewer/` when the build directory has it (`make build`
+with node and npm: build/viewer/dist; the backend itself never runs npm, which needs the network).
 
 The CMake build directory is PLUCKER_BUILD_DIR if set (an existing build is reused as it is
 configured: `make build` then `pip install .` compiles nothing twice), else build-pip/ in the
@@ -99,9 +101,15 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     module = _build_module()
     with open(module, "rb") as f:
         files = {os.path.basename(module): f.read()}
-    for extra in ("plucker.pyi", "plucker_cli.py", "plucker_sweep.py"):
+    for extra in ("plucker.pyi", "plucker_cli.py", "plucker_sweep.py", "plucker_studies.py",
+                  "plucker_control.py"):
         with open(os.path.join(SOURCE_DIR, "python", extra), "rb") as f:
             files[extra] = f.read()
+    viewer = os.path.join(os.path.dirname(os.path.dirname(module)), "viewer", "dist")
+    for name in ("index.html", "viewer.js"):
+        if os.path.isfile(os.path.join(viewer, name)):
+            with open(os.path.join(viewer, name), "rb") as f:
+                files[f"plucker_viewer/{name}"] = f.read()
     info = _dist_info()
     files[f"{info}/entry_points.txt"] = b"[console_scripts]\nplucker = plucker_cli:main\n"
     files[f"{info}/METADATA"] = _metadata().encode()

@@ -278,7 +278,7 @@ def test_unknown_names(small):
         plucker.frame_pose(small, q, "nope")
     with pytest.raises(ValueError, match="'nope'"):
         plucker.jacobian_dot_times_v(small, q, np.zeros(3), "nope")
-    with pytest.raises(ValueError, match="frame must be 'world' or 'local'"):
+    with pytest.raises(ValueError, match="frame must be 'world', 'local' or 'local_world_aligned'"):
         plucker.body_jacobian(small, q, "side", frame="body")
     z = np.zeros(3)
     with pytest.raises(ValueError, match="unknown body 'nope'"):

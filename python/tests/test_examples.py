@@ -52,3 +52,35 @@ def test_trajectory_optimization_converges_on_the_derivatives(tmp_path):
     assert s["monotone"] and s["iterations"] >= 5
     assert s["final_cost"] < 0.02 * s["initial_cost"]
     assert s["final_distance"] < 0.02
+
+
+@pytest.mark.parametrize("model", ["default", "arm"])
+def test_operational_space_control_gives_the_commanded_task_acceleration(tmp_path, model):
+    arm = ["--model", os.path.join(EXAMPLES, "..", "models", "plucker_arm.urdf"), "--frame", "tool0"]
+    s = run(tmp_path, "operational_space_control.py", "--seconds", "0.4", *(arm if model == "arm" else []))
+    # F = Lambda a* + (mu + p) makes the task acceleration a*, so the position error follows the
+    # critically damped linear solution to RK4's accuracy at 1 ms (2.2e-11 m measured on the
+    # panda), and the posture torque through N^T leaves the task untouched (2.5e-12 measured).
+    assert s["max_deviation_from_linear_error_dynamics"] < 1e-8
+    assert s["max_task_acceleration_from_null_space_torque"] < 1e-8
+    assert s["final_position_error"] < 0.2 * s["initial_position_error"]
+    assert s["final_orientation_error"] < 1e-6
+
+
+def test_hybrid_force_control_confines_the_environment_to_the_force_subsystem(tmp_path):
+    s = run(tmp_path, "hybrid_force_control.py", "--seconds", "1.2")
+    # Stiffness 1e4 and 1e5 N/m, a 10 N step and a 5 cm circle (panda, or the 6-DoF arm without
+    # ../shared). The motion-subsystem acceleration is the command at every step (3e-12 measured on the
+    # panda); with the measured contact force cancelled the surface error is the closed form and the
+    # same for both stiffnesses (2e-12 m); the decoupled law's force stays within 1e-5 N of the command
+    # while circling, the force-selection law's does not (4.8 N off on the panda).
+    for c in ("decoupled", "cancelled"):
+        assert s[c]["max_alpha_minus_command"] < 1e-9
+        assert max(s[c]["max_force_error_after_0.5s"]) < 1e-4
+    assert max(s["cancelled"]["max_deviation_from_closed_form"]) < 1e-9
+    assert s["cancelled"]["max_position_difference"] < 1e-9
+    assert s["decoupled"]["max_position_difference_after_1s"] < 1e-5
+    assert min(s["force_selection"]["max_force_error_after_0.5s"]) > 0.05
+    assert s["acceleration_selection"]["max_alpha_minus_command"] > 1.0
+    peaks = s["decoupled"]["peak_force"]
+    assert peaks[1] - peaks[0] > 1.0  # the force transient depends on the environment

@@ -18,7 +18,7 @@ C = 10.0
 C_DCA_BASIC = 1e3
 EPS = np.finfo(float).eps
 EXPECTED_METHODS = ("aba", "crba_cholesky", "crba_ltdl", "direct_cholesky", "symmetry_cholesky", "cg", "pcg",
-                    "innovations", "minv", "dca", "dca_accurate", "auto")
+                    "innovations", "minv", "global_sparse", "cfa", "dca", "dca_accurate", "auto")
 
 MODELS = {
     "chain12": lambda: plucker.build_chain(12, seed=3),
@@ -69,6 +69,16 @@ def test_every_method_agrees_with_aba_and_dense_solve(mid):
         dense = np.linalg.solve(M, tau - c)
         ref = plucker.aba(m, q, v, tau)
         for method in plucker.FORWARD_DYNAMICS_METHODS:
+            if method == "cfa" and not plucker.cfa_topology(m)["covered"]:
+                with pytest.raises(ValueError, match="starts a branch"):
+                    plucker.forward_dynamics(m, q, v, tau, method=method)
+                continue
+            if method == "cfa" and mid == "zoo_icub":
+                # icub's wrist links are point masses (zero rotational inertia): the CFA needs every
+                # main-chain body's I^-1 and says so, naming the body.
+                with pytest.raises(plucker.SingularError, match="body 'l_wrist_1'.*singular spatial inertia"):
+                    plucker.forward_dynamics(m, q, v, tau, method=method)
+                continue
             qdd = plucker.forward_dynamics(m, q, v, tau, method=method)
             assert qdd.shape == (m.nv,) and np.all(np.isfinite(qdd))
             eps = 1e-14 if method in ("cg", "pcg") else EPS
@@ -96,7 +106,7 @@ def test_external_forces_enter_every_method():
     for frame in ("world", "local"):
         ref = plucker.aba(m, q, v, tau, f_ext=f_ext, frame=frame)
         assert not np.allclose(ref, plucker.aba(m, q, v, tau))
-        for method in plucker.FORWARD_DYNAMICS_METHODS:
+        for method in plucker.FORWARD_DYNAMICS_METHODS:  # the humanoid: limbs short enough for 'cfa'
             qdd = plucker.forward_dynamics(m, q, v, tau, method=method, f_ext=f_ext, frame=frame)
             if method == "dca":  # world-frame DCA: an error of ~5e-12 |qdd| spread over every entry
                 assert np.linalg.norm(qdd - ref) <= 1e-9 * np.linalg.norm(ref), (method, frame)
@@ -132,7 +142,12 @@ def test_argument_errors():
 def test_romeo_every_method_raises_singular_error():
     m = zoo("romeo", True)
     q, v, tau = random_state(m, 5)
+    assert not plucker.cfa_topology(m)["covered"]  # romeo is no chain: 'cfa' refuses its topology first
     for method in plucker.FORWARD_DYNAMICS_METHODS:
+        if method == "cfa":
+            with pytest.raises(ValueError, match="starts a branch"):
+                plucker.forward_dynamics(m, q, v, tau, method=method)
+            continue
         with pytest.raises(plucker.SingularError, match="joint '"):
             plucker.forward_dynamics(m, q, v, tau, method=method)
     with pytest.raises(plucker.SingularError):
@@ -239,3 +254,31 @@ def test_dca_cost_depth_is_logarithmic():
     assert plucker.dca_cost(plucker.build_chain(8), "basic").levels == 4
     with pytest.raises(ValueError, match="variant must be 'basic' or 'accurate'"):
         plucker.dca_cost(plucker.build_chain(8), "fast")
+
+
+def test_global_sparse_and_cfa():
+    """The two methods of the global formulation by their own entry points: against the ABA (bound
+    above), the CFA's two solvers against each other, its topology and operation counts, and its
+    errors."""
+    m = plucker.build_chain(64, seed=2)
+    q, v, tau = random_state(m, 31)
+    M = plucker.crba(m, q)
+    c = plucker.nonlinear_effects(m, q, v)
+    ref = plucker.aba(m, q, v, tau)
+    topo = plucker.cfa_topology(m)
+    assert topo["covered"] and topo["reason"] == "" and len(topo["chain"]) == 64
+    for qdd in (plucker.forward_dynamics_global_sparse(m, q, v, tau),
+                plucker.forward_dynamics_cfa(m, q, v, tau),
+                plucker.forward_dynamics_cfa(m, q, v, tau, solver="serial")):
+        assert np.linalg.norm(qdd - ref) <= bound(M, ref, tau, c)
+    plucker.forward_dynamics_cfa(m, q, v, tau)
+    counts = plucker.cfa_operation_counts(m)
+    assert counts["levels"] == 6 and counts["chain_bodies"] == 64 and counts["branch_bodies"] == 0
+    assert 0 < counts["critical_path"] < counts["total"]
+    with pytest.raises(ValueError, match="solver"):
+        plucker.forward_dynamics_cfa(m, q, v, tau, solver="parallel")
+    tree = get_model("tree_bf2")
+    assert not plucker.cfa_topology(tree)["covered"]
+    qt, vt, tt = random_state(tree, 32)
+    with pytest.raises(ValueError, match="forward_dynamics_cfa: joint '.*' starts a branch of"):
+        plucker.forward_dynamics_cfa(tree, qt, vt, tt)

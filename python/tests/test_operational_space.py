@@ -1,5 +1,7 @@
 """plucker.operational_space: Khatib's operational-space quantities (J, Jdot_v, Lambda,
-Lambda_inv, Jbar, N, bias) by the dense method.
+Lambda_inv, Jbar, N, bias) by the dense, sparse, recursive and EFPA methods, and the named
+functions operational_space_inertia, dynamically_consistent_inverse, task_null_space_projector,
+operational_space_bias; damping; the auto choice.
 
 Evidence, not assertion: the identities Lambda Lambda^-1 = I, J Jbar = I, N^2 = N, J N = 0 and
 N M^-1 = M^-1 N^T; Lambda^-1 against J minv(q) J^T; the operational-space equation closed through
@@ -197,7 +199,7 @@ def test_result_type_and_copies():
     q, v = state(m, 1)
     r = plucker.operational_space(m, q, v, HUMANOID_TASKS)
     assert isinstance(r, plucker.OperationalSpaceResult)
-    assert r._fields == ("J", "Jdot_v", "Lambda", "Lambda_inv", "Jbar", "N", "bias")
+    assert r._fields == ("J", "Jdot_v", "Lambda", "Lambda_inv", "Jbar", "N", "bias", "dependent_rows", "method")
     assert r.J.shape == (6 + 6 + 3 + 3, m.nv)
     J = r.J.copy()
     r.J[:] = 0.0  # a copy: the next call is unaffected
@@ -235,10 +237,10 @@ def test_argument_errors():
         plucker.operational_space(m, q, v, [("tool", [1, 1])])
     with pytest.raises(ValueError, match=r"tasks\[0\] must be a name or a \(name, rows\) pair"):
         plucker.operational_space(m, q, v, [("tool", "all", 3)])
-    with pytest.raises(ValueError, match="unknown task frame 'world'"):
-        plucker.operational_space(m, q, v, ["tool"], frame="world")
-    with pytest.raises(ValueError, match="unknown operational-space method 'sparse'"):
-        plucker.operational_space(m, q, v, ["tool"], method="sparse")
+    with pytest.raises(ValueError, match="unknown reference frame 'spatial'"):
+        plucker.operational_space(m, q, v, ["tool"], frame="spatial")
+    with pytest.raises(ValueError, match="unknown operational-space method 'banana'"):
+        plucker.operational_space(m, q, v, ["tool"], method="banana")
     with pytest.raises(ValueError, match=r"operational_space: q has size 3"):
         plucker.operational_space(m, q[:3], v, ["tool"])
     bad = v.copy()
@@ -257,3 +259,130 @@ def test_panda_hand_and_fingers():
     assert np.all(r.J[:, 7:] == 0.0)  # the fingers do not move the hand
     # The fingers' joints are in the null space: N leaves their torques alone.
     assert np.allclose(r.N[7:, 7:], np.eye(2), atol=1e-12)
+
+
+METHODS = ["dense", "sparse", "recursive", "efpa"]
+
+
+@pytest.mark.parametrize("cid", case_params())
+def test_all_methods_agree_with_dense(cid):
+    """Every method against the dense one (Featherstone 2010's basic matrix method), relative
+    errors within C eps (cond(M) + cond(Lambda^-1)); 'auto' runs the method the choice names."""
+    m, tasks = case(cid)
+    for seed in range(2):
+        q, v = state(m, seed + 20)
+        d = plucker.operational_space(m, q, v, tasks, method="dense")
+        tol = C * EPS * (cond(d.Lambda_inv) + cond(plucker.crba(m, q)))
+        for meth in METHODS:
+            r = plucker.operational_space(m, q, v, tasks, method=meth)
+            assert r.method == meth
+            for name in ("Lambda_inv", "Lambda", "Jbar"):
+                assert rel(getattr(r, name), getattr(d, name)) <= tol, (cid, meth, name)
+            assert np.linalg.norm(r.N - d.N) / (1 + np.linalg.norm(d.N)) <= tol, (cid, meth)
+            assert np.linalg.norm(r.bias - d.bias) / (1 + np.linalg.norm(d.bias)) <= tol, (cid, meth)
+        a = plucker.operational_space(m, q, v, tasks)
+        assert a.method == plucker.operational_space_choice(m, tasks).method
+
+
+@pytest.mark.parametrize("cid", ["humanoid_floating", "arm7_tool_and_elbow"])
+def test_named_functions(cid):
+    """operational_space_inertia, dynamically_consistent_inverse, task_null_space_projector and
+    operational_space_bias against the formulas with M^-1 from plucker.minv (an independent path)."""
+    m, tasks = case(cid)
+    q, v = state(m, 31)
+    J = plucker.operational_space(m, q, v, tasks, method="dense").J
+    Minv = plucker.minv(m, q)
+    Lam = np.linalg.inv(J @ Minv @ J.T)
+    tol = C * EPS * (cond(J @ Minv @ J.T) + cond(plucker.crba(m, q)))
+    Jbar = Minv @ J.T @ Lam
+    C_ = plucker.nonlinear_effects(m, q, v)
+    Jdv = plucker.operational_space(m, q, v, tasks, method="sparse").Jdot_v
+    bias = Jbar.T @ C_ - Lam @ Jdv
+    for meth in METHODS + ["auto"]:
+        L = plucker.operational_space_inertia(m, q, tasks, method=meth)
+        assert L.shape == (J.shape[0], J.shape[0])
+        assert rel(L, Lam) <= tol, meth
+        assert rel(plucker.dynamically_consistent_inverse(m, q, tasks, method=meth), Jbar) <= tol, meth
+        N = plucker.task_null_space_projector(m, q, tasks, method=meth)
+        assert np.linalg.norm(N - (np.eye(m.nv) - Jbar @ J)) / (1 + np.linalg.norm(N)) <= tol, meth
+        b = plucker.operational_space_bias(m, q, v, tasks, method=meth)
+        assert np.linalg.norm(b - bias) / (1 + np.linalg.norm(bias)) <= tol, meth
+
+
+def test_full_tasks_give_6k_by_6k():
+    m = plucker.build_humanoid(seed=3)
+    q, _ = state(m, 2)
+    assert plucker.operational_space_inertia(m, q, ["l_sole", "r_sole", "l_hand_tip"]).shape == (18, 18)
+    assert plucker.dynamically_consistent_inverse(m, q, ["l_sole", "r_sole"]).shape == (m.nv, 12)
+    assert plucker.task_null_space_projector(m, q, ["l_sole"]).shape == (m.nv, m.nv)
+
+
+def test_damped_lambda_and_dependent_rows():
+    """A task with dependent rows: damping=0 raises naming them; damping > 0 gives the finite
+    (J M^-1 J^T + damping^2 I)^-1 (checked with minv) and lists the rows."""
+    m = plucker.Model.from_urdf_string(arm_urdf())
+    q, v = state(m, 6)
+    tasks = ["tool", ("tool", [3, 0])]  # rows 6, 7 repeat rows 3, 0
+    with pytest.raises(plucker.SingularError, match="linear combination"):
+        plucker.operational_space(m, q, v, tasks)
+    Minv = plucker.minv(m, q)
+    for meth in METHODS:
+        r = plucker.operational_space(m, q, v, tasks, method=meth, damping=0.05)
+        assert r.dependent_rows == [6, 7]
+        A = r.J @ Minv @ r.J.T + 0.05 ** 2 * np.eye(8)
+        tol = C * EPS * (np.linalg.norm(A) / 0.05 ** 2 + cond(plucker.crba(m, q)))
+        assert np.all(np.isfinite(r.Lambda)) and np.all(np.isfinite(r.N))
+        assert rel(r.Lambda, np.linalg.inv(A)) <= tol, meth
+        assert rel(r.Jbar, Minv @ r.J.T @ np.linalg.inv(A)) <= tol, meth
+        L = plucker.operational_space_inertia(m, q, tasks, method=meth, damping=0.05)
+        assert rel(L, r.Lambda) <= 1e-12
+    full = plucker.operational_space(m, q, v, ["tool"], damping=0.05)
+    assert full.dependent_rows == []
+    with pytest.raises(ValueError, match="damping must be finite and >= 0"):
+        plucker.operational_space_inertia(m, q, ["tool"], damping=-1.0)
+
+
+def test_outputs_and_choice():
+    m = plucker.build_humanoid(seed=3)
+    q, v = state(m, 4)
+    tasks = ["l_sole", "r_sole", "l_hand_tip", "r_hand_tip"]
+    r = plucker.operational_space(m, q, v, tasks, outputs="lambda")
+    assert r.Jbar.size == 0 and r.N.size == 0 and r.bias.size == 0
+    assert np.array_equal(r.Lambda, plucker.operational_space(m, q, v, tasks, method=r.method).Lambda)
+    c = plucker.operational_space_choice(m, tasks)
+    assert c.method in METHODS
+    assert set(c.predicted_ns) == set(METHODS)
+    assert c.method == min(c.predicted_ns, key=c.predicted_ns.get)
+    assert "predicted" in c.reason
+    with pytest.raises(ValueError, match="unknown operational-space method 'banana'"):
+        plucker.operational_space_inertia(m, q, tasks, method="banana")
+    with pytest.raises(ValueError, match="unknown output 'x'"):
+        plucker.operational_space(m, q, v, tasks, outputs=["jbar", "x"])
+
+
+def test_cost_study_driver(tmp_path):
+    """examples/operational_space_costs (the cost study's timer, scripts/operational_space_costs.py)
+    runs on a small model: one row per method and output set, every Lambda within 1e-10 of dense,
+    operation counts positive. Skipped when the examples are not built."""
+    import json
+    import os
+    import subprocess
+    exe = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(plucker.__file__))), "examples",
+                       "operational_space_costs")
+    if not os.path.exists(exe):
+        pytest.skip("examples/operational_space_costs not built")
+    path = tmp_path / "arm.urdf"
+    path.write_text(arm_urdf())
+    out = subprocess.run([exe, str(path), "fixed", "tool:position,l4:position", "3"], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    rows = [json.loads(line) for line in out.stdout.splitlines()]
+    assert sorted((r["method"], r["outputs"]) for r in rows) == sorted(
+        (m, o) for m in METHODS for o in ("lambda", "all"))
+    for r in rows:
+        assert r["rel_err"] < 1e-10 and r["operations"] > 0 and r["ns"] > 0 and r["m"] == 6
+        assert r["auto"] in METHODS
+    bad = subprocess.run([exe, str(path), "sideways", "tool"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "root must be 'fixed' or 'free'" in bad.stderr
+    singular = subprocess.run([exe, str(path), "fixed", "tool,tool"], capture_output=True, text=True, timeout=60)
+    assert singular.returncode == 1 and "SingularError" not in singular.stderr and "is singular" in singular.stderr

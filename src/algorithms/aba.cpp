@@ -15,7 +15,7 @@ void aba_impl(const Model& model, Data& data, const double* q, const double* qd,
               const Force* f_ext) {
   AbaWorkspace& ws = detail::workspace<AbaWorkspace>(model, data);
   detail::evaluate_sincos(data, q);
-  if constexpr (F == ForceInput::World) data.X_base[0] = Transform();
+  if constexpr (F == ForceInput::World || F == ForceInput::LocalWorldAligned) data.X_base[0] = Transform();
   const detail::AbaState<double> st{data.X_up.data(),  data.v.data(),           data.a.data(),
                                     ws.c.data(),       ws.I_articulated.data(), ws.p_articulated.data(),
                                     ws.U.data(),       ws.D_inv.data(),         ws.u.data(),
@@ -36,6 +36,9 @@ void aba_dispatch(const Model& model, Data& data, const double* q, const double*
   } else if (frame == ReferenceFrame::World) {
     data.X_base.resize(static_cast<std::size_t>(model.nbodies()));
     aba_impl<ForceInput::World>(model, data, q, qd, tau, f_ext.data());
+  } else if (frame == ReferenceFrame::LocalWorldAligned) {
+    data.X_base.resize(static_cast<std::size_t>(model.nbodies()));
+    aba_impl<ForceInput::LocalWorldAligned>(model, data, q, qd, tau, f_ext.data());
   } else {
     aba_impl<ForceInput::Local>(model, data, q, qd, tau, f_ext.data());
   }

@@ -517,6 +517,8 @@ void kinematics_pass(const Model& model, Data& data, DcaWorkspace& ws, const dou
       ws.p[i] -= Force(ops::apply(ws.X_base[i], f_ext[i]));
     } else if constexpr (F == ForceInput::Local) {
       ws.p[i] -= f_ext[i];
+    } else if constexpr (F == ForceInput::LocalWorldAligned) {  // world axes, about the body origin
+      ws.p[i] -= Force(ops::apply(Transform(ws.X_base[i].E, Vec3::Zero()), f_ext[i]));
     }
   }
 }
@@ -810,7 +812,8 @@ template <ForceInput F>
 int dca_impl(const Model& model, Data& data, DcaWorkspace& ws, const double* q, const double* qd, const double* tau,
              const Force* f_ext, bool basic, int threads) {
   evaluate_sincos(data, q);
-  kinematics_pass<F>(model, data, ws, q, qd, f_ext, basic || F == ForceInput::World);
+  kinematics_pass<F>(model, data, ws, q, qd, f_ext,
+                     basic || F == ForceInput::World || F == ForceInput::LocalWorldAligned);
   double* qdd = data.qdd.data();
   if (threads <= 1 || ws.n <= 2) {
     if (ws.scratch.empty()) ws.scratch.assign(1, std::vector<Mat6>(static_cast<std::size_t>(ws.max_handles)));
@@ -906,6 +909,9 @@ const VecX& forward_dynamics_dca(const Model& model, Data& data, const Eigen::Re
   else if (frame == ReferenceFrame::World)
     status = detail::dca_impl<detail::ForceInput::World>(model, data, ws, q.data(), v.data(), tau.data(), f_ext.data(),
                                                          basic, threads);
+  else if (frame == ReferenceFrame::LocalWorldAligned)
+    status = detail::dca_impl<detail::ForceInput::LocalWorldAligned>(model, data, ws, q.data(), v.data(), tau.data(),
+                                                                     f_ext.data(), basic, threads);
   else
     status = detail::dca_impl<detail::ForceInput::Local>(model, data, ws, q.data(), v.data(), tau.data(), f_ext.data(),
                                                          basic, threads);

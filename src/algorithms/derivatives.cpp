@@ -53,6 +53,7 @@
 
 #include "algorithms/derivative_kernels.hpp"
 #include "algorithms/fd_kernels.hpp"
+#include "plucker/spatial/acceleration.hpp"
 
 namespace plucker {
 namespace {
@@ -121,6 +122,8 @@ struct DerivativesWorkspace : detail::WorkspaceOf<DerivativesWorkspace> {
     F.assign(n, Force());
     Fe.assign(n, Force());
   }
+  /// World-aligned external forces moved to the world origin (allocated on first use).
+  std::vector<Force> f_world;
   /// Per velocity index (world coordinates), stacked so that each entry of (1), (3) is one dot
   /// product of a row's column with a column's column: PQ = [P; Q] (Q's three nonzero rows) of
   /// the row's body, psi_u = [psi; angular part of u] and zeta_s = [zeta; angular part of S]
@@ -264,6 +267,35 @@ void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f
   }
 }
 
+/// External forces in world axes applied at the body origins: the world-fixed forces of the
+/// same value, [n + p_i x f; f] about the world origin, plus what moving their points does:
+/// d/dq_c (p_i x f) = pdot_c x f, so d tau / d q_c gains -J_i^T [pdot_c x f; 0], with pdot_c the
+/// velocity of body i's origin per unit velocity c (world coordinates).
+void derivatives_with_world_aligned_forces(const Model& model, Data& data, ExternalForces f_ext) {
+  DerivativesWorkspace& ws = detail::workspace<DerivativesWorkspace>(model, data);
+  const int n = model.nbodies();
+  ws.f_world.resize(static_cast<std::size_t>(n));
+  for (int i = 1; i < n; ++i) {
+    const Vec3& origin = data.X_base[i].r;  // left by the RNEA with these forces
+    ws.f_world[i] = Force(f_ext[i].angular + origin.cross(f_ext[i].linear), f_ext[i].linear);
+  }
+  inverse_dynamics_derivatives<ForceInput::World>(model, data, ws.f_world.data());
+  MatX& dq = data.dtau_dq;
+  for (int i = 1; i < n; ++i) {
+    const Vec3& f = f_ext[i].linear;
+    if (f.isZero(0.0)) continue;
+    const Vec3& origin = data.X_base[i].r;
+    for (int jc = i; jc > 0; jc = model.parent(jc))
+      for (int c = model.idx_v(jc); c < model.idx_v(jc) + model.joint_nv(jc); ++c) {
+        const Motion s_c = motion_at(ws.S, c);
+        const Vec3 moment_rate = f.cross(point_velocity(s_c, origin));  // -(pdot_c x f)
+        for (int jr = i; jr > 0; jr = model.parent(jr))
+          for (int r = model.idx_v(jr); r < model.idx_v(jr) + model.joint_nv(jr); ++r)
+            dq(r, c) += ws.S.col(r).head<3>().dot(moment_rate);
+      }
+  }
+}
+
 void derivatives_of_rnea(const Model& model, Data& data, const double* q, const double* v, const double* a,
                          ExternalForces f_ext, ReferenceFrame frame) {
   detail::rnea_unchecked(model, data, q, v, a, f_ext, frame);
@@ -271,6 +303,8 @@ void derivatives_of_rnea(const Model& model, Data& data, const double* q, const 
     inverse_dynamics_derivatives<ForceInput::None>(model, data, nullptr);
   else if (frame == ReferenceFrame::World)
     inverse_dynamics_derivatives<ForceInput::World>(model, data, f_ext.data());
+  else if (frame == ReferenceFrame::LocalWorldAligned)
+    derivatives_with_world_aligned_forces(model, data, f_ext);
   else
     inverse_dynamics_derivatives<ForceInput::Local>(model, data, nullptr);
 }

@@ -11,7 +11,7 @@ namespace {
 
 using Method = ForwardDynamicsMethod;
 
-constexpr std::array<Method, 12> kMethods = {Method::Aba,
+constexpr std::array<Method, 14> kMethods = {Method::Aba,
                                              Method::CrbaCholesky,
                                              Method::CrbaLtdl,
                                              Method::DirectCholesky,
@@ -20,12 +20,25 @@ constexpr std::array<Method, 12> kMethods = {Method::Aba,
                                              Method::PreconditionedCG,
                                              Method::Innovations,
                                              Method::Minv,
+                                             Method::GlobalSparse,
+                                             Method::Cfa,
                                              Method::Dca,
                                              Method::DcaAccurate,
                                              Method::Auto};
-constexpr std::array<std::string_view, 12> kNames = {
-    "aba", "crba_cholesky", "crba_ltdl", "direct_cholesky", "symmetry_cholesky", "cg", "pcg", "innovations", "minv",
-    "dca", "dca_accurate",  "auto"};
+constexpr std::array<std::string_view, 14> kNames = {"aba",
+                                                     "crba_cholesky",
+                                                     "crba_ltdl",
+                                                     "direct_cholesky",
+                                                     "symmetry_cholesky",
+                                                     "cg",
+                                                     "pcg",
+                                                     "innovations",
+                                                     "minv",
+                                                     "global_sparse",
+                                                     "cfa",
+                                                     "dca",
+                                                     "dca_accurate",
+                                                     "auto"};
 
 // ---- Auto: predicted time of the two candidates, ns ----
 // The features are the terms of the cost formulas: bodies, DoFs, sum over the joints of nv_j^2
@@ -114,11 +127,16 @@ ForwardDynamicsChoice forward_dynamics_choice(const Model& model) {
   const double best = std::min(c.predicted_ns_aba, c.predicted_ns_crba_ltdl);
   if (c.predicted_ns_dca < best) c.method = Method::DcaAccurate;  // not seen on any model (docs/dca.md)
   const double chain_depth_sum = f.dofs * (f.dofs - 1) / 2;       // an unbranched chain of the same nv
-  char buf[512];
+  // global_sparse and cfa are O(N) like the ABA but with dense 6 x 6 blocks per body and joint: on one
+  // core they measured 12-21x the ABA's time (chain64: 185 and 214 us vs 15.8 us; anymal: 34 vs 1.6 us;
+  // docs/algorithms/global_formulation.md), and the CFA's O(log N) depth needs O(N) processors. Auto
+  // never picks them; the reason says so.
+  char buf[768];
   std::snprintf(buf, sizeof buf,
                 "%s: predicted %.0f ns for aba vs %.0f ns for crba_ltdl (nv = %.0f, %.0f bodies; branch-induced "
                 "sparsity: the sum of DoF depths is %.0f (%.0f%% of an unbranched chain's %.0f), LTDL needs %.0f "
-                "multiply-subtracts vs %.0f dense)",
+                "multiply-subtracts vs %.0f dense); global_sparse and cfa (O(N) with 6x6 blocks, measured 12-21x "
+                "the aba's time on one core) are not candidates",
                 std::string(to_string(c.method)).c_str(), c.predicted_ns_aba, c.predicted_ns_crba_ltdl, f.dofs,
                 f.bodies, f.depth_sum, chain_depth_sum > 0 ? 100.0 * f.depth_sum / chain_depth_sum : 100.0,
                 chain_depth_sum, f.ltdl_mul, static_cast<double>(dense_cholesky_cost(model.nv()).factor_mul));
@@ -154,6 +172,10 @@ const VecX& forward_dynamics(const Model& model, Data& data, const Eigen::Ref<co
     case Method::CrbaCholesky:
       return f_ext.empty() ? forward_dynamics_crba(model, data, q, v, tau)
                            : forward_dynamics_crba(model, data, q, v, tau, f_ext, frame);
+    case Method::GlobalSparse:
+      return forward_dynamics_global_sparse(model, data, q, v, tau, f_ext, frame);
+    case Method::Cfa:
+      return forward_dynamics_cfa(model, data, q, v, tau, f_ext, frame);
     case Method::Dca:
     case Method::DcaAccurate:
       return forward_dynamics_dca(model, data, q, v, tau,

@@ -13,7 +13,7 @@ template <bool WithVelocity, bool WithAcceleration, ForceInput F>
 void rnea_impl(const Model& model, Data& data, const double* q, const double* qd, const double* qdd,
                const Force* f_ext) {
   detail::evaluate_sincos(data, q);
-  if constexpr (F == ForceInput::World) data.X_base[0] = Transform();
+  if constexpr (F == ForceInput::World || F == ForceInput::LocalWorldAligned) data.X_base[0] = Transform();
   const detail::RneaState<double> st{data.X_up.data(), data.v.data(),     data.a.data(),
                                      data.f.data(),    data.sin_q.data(), data.cos_q.data()};
   detail::rnea_passes<WithVelocity, WithAcceleration>(
@@ -30,6 +30,9 @@ void rnea_dispatch(const Model& model, Data& data, const double* q, const double
   } else if (frame == ReferenceFrame::World) {
     data.X_base.resize(static_cast<std::size_t>(model.nbodies()));
     rnea_impl<WithVelocity, WithAcceleration, ForceInput::World>(model, data, q, qd, qdd, f_ext.data());
+  } else if (frame == ReferenceFrame::LocalWorldAligned) {
+    data.X_base.resize(static_cast<std::size_t>(model.nbodies()));
+    rnea_impl<WithVelocity, WithAcceleration, ForceInput::LocalWorldAligned>(model, data, q, qd, qdd, f_ext.data());
   } else {
     rnea_impl<WithVelocity, WithAcceleration, ForceInput::Local>(model, data, q, qd, qdd, f_ext.data());
   }

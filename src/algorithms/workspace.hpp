@@ -34,7 +34,8 @@ enum class Slot : int {
   ConstrainedDerivatives,
   Global,
   Contact,
-  Dca,
+  GlobalSparse,  ///< global_sparse and cfa (global_kernels.hpp)
+  Dca,           ///< forward_dynamics_dca (dca.cpp)
   Last = Dca
 };
 static_assert(static_cast<int>(Slot::Last) < kWorkspaceSlots);
@@ -143,10 +144,11 @@ inline bool pivot_accepted(double pivot, double reference) {
 
 /// Where the external forces of a call are given, if any (a template parameter, so the
 /// recursions without external forces carry no test for them).
-enum class ForceInput { None, World, Local };
+enum class ForceInput { None, World, Local, LocalWorldAligned };
 
 /// f -= f^x_i, the external force on body i in body coordinates (Eq. 7). World-frame forces
-/// are moved to the body by i_X_0 = i_X_p p_X_0, kept in data.X_base.
+/// are moved to the body by i_X_0 = i_X_p p_X_0, kept in data.X_base; world-aligned ones (about
+/// the body origin already) are only rotated into the body's axes.
 template <ForceInput F>
 PLUCKER_HOT inline void subtract_external_force(Data& data, int i, int p, const Force* f_ext, Force& f) {
   if constexpr (F == ForceInput::World) {
@@ -154,6 +156,9 @@ PLUCKER_HOT inline void subtract_external_force(Data& data, int i, int p, const 
     f -= ops::apply(data.X_base[i], f_ext[i]);
   } else if constexpr (F == ForceInput::Local) {
     f -= f_ext[i];
+  } else if constexpr (F == ForceInput::LocalWorldAligned) {
+    data.X_base[i] = data.X_up[i] * data.X_base[p];
+    f -= ops::apply(Transform(data.X_base[i].E, Vec3::Zero()), f_ext[i]);
   }
 }
 

@@ -184,7 +184,7 @@ void constrained_forward_dynamics_derivatives(const Model& model, Data& data, co
     const Vec3 u_axis = R_rel * dir.a;
     const Eigen::AngleAxisd rotation(R_rel);
     const Vec3 rv = rotation.angle() * rotation.axis();
-    const Mat3 Jl_inv = detail::so3_left_jacobian_inverse(rv);
+    const Mat3 Jl_inv = so3_left_jacobian_inverse(rv);
     const Vec3 F_lin = f.Rp * f_C[l].linear, F_ang_C = f.Rp * f_C[l].angular;
     const int rows = dir.n_angular + dir.n_linear;
 

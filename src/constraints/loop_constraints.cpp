@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "algorithms/frame_kernels.hpp"
 #include "base/text.hpp"
 #include "constraints/loop_kernels.hpp"
 #include "plucker/algorithms/crba.hpp"
@@ -379,7 +380,9 @@ std::vector<Force> loop_joint_forces(const Model& model, Data& data, const Eigen
     Force fc;  // T_k lambda_k in frame C
     for (int m = 0; m < dir.n_angular; ++m) fc.angular += dir.angular[m] * lambda[row++];
     for (int m = 0; m < dir.n_linear; ++m) fc.linear += dir.linear[m] * lambda[row++];
-    out.push_back(frame == ReferenceFrame::Local ? fc : f.C.apply_inverse(fc));
+    // World: about the world origin; world-aligned: about C's origin, rotated into world axes.
+    const Transform C_X = detail::world_to(frame, f.C);
+    out.push_back(C_X.apply(f.C.apply_inverse(fc)));
   }
   return out;
 }

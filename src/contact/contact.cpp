@@ -70,6 +70,8 @@ std::string_view to_string(ContactLaw law) {
       return "hunt_crossley";
     case ContactLaw::AzadFeatherstone:
       return "azad_featherstone";
+    case ContactLaw::Rigid:
+      return "rigid";
   }
   return "unknown";
 }
@@ -78,8 +80,9 @@ ContactLaw parse_contact_law(std::string_view name) {
   if (name == "linear") return ContactLaw::Linear;
   if (name == "hunt_crossley") return ContactLaw::HuntCrossley;
   if (name == "azad_featherstone") return ContactLaw::AzadFeatherstone;
-  throw InvalidArgument("unknown contact model '" + std::string(name) +
-                        "': expected 'linear', 'hunt_crossley' or 'azad_featherstone'");
+  if (name == "rigid") return ContactLaw::Rigid;
+  throw InvalidArgument("unknown contact model '" + text::printable(name) +
+                        "': expected 'linear', 'hunt_crossley', 'azad_featherstone' or 'rigid'");
 }
 
 void check_normal_force_model(const NormalForceModel& model, const char* what) {
@@ -90,6 +93,8 @@ void check_normal_force_model(const NormalForceModel& model, const char* what) {
           "damping must be finite and >= 0, got " + number(m.damping));
   require(std::isfinite(m.exponent) && m.exponent >= 1.0 && m.exponent <= 10.0, what,
           "exponent must be in [1, 10], got " + number(m.exponent));
+  require(std::isfinite(m.restitution) && m.restitution >= 0.0 && m.restitution <= 1.0, what,
+          "restitution must be in [0, 1], got " + number(m.restitution));
 }
 
 double normal_force(const NormalForceModel& model, double x, double xdot) {
@@ -97,7 +102,7 @@ double normal_force(const NormalForceModel& model, double x, double xdot) {
   // x = 0 counts as touching: only the linear law's damping term is nonzero there (its force
   // jumps to c xdot on impact), so an impact that starts at a step boundary is integrated
   // with the force's limit from inside.
-  if (!(x >= 0.0)) return 0.0;
+  if (!(x >= 0.0) || m.law == ContactLaw::Rigid) return 0.0;
   double f = 0.0;
   switch (m.law) {
     case ContactLaw::Linear:
@@ -114,13 +119,15 @@ double normal_force(const NormalForceModel& model, double x, double xdot) {
       f = xn1 * (m.stiffness * x + m.damping * xdot);
       break;
     }
+    case ContactLaw::Rigid:
+      break;
   }
   return f > 0.0 ? f : 0.0;  // no pulling
 }
 
 double elastic_energy(const NormalForceModel& model, double x) {
   const NormalForceModel& m = model;
-  if (!(x > 0.0)) return 0.0;
+  if (!(x > 0.0) || m.law == ContactLaw::Rigid) return 0.0;
   if (m.law == ContactLaw::Linear) return 0.5 * m.stiffness * x * x;
   return m.stiffness * std::pow(x, m.exponent + 1.0) / (m.exponent + 1.0);
 }
@@ -130,6 +137,7 @@ double static_penetration(const NormalForceModel& model, double load) {
   check_normal_force_model(m, "static_penetration");
   require(std::isfinite(load) && load >= 0.0, "static_penetration",
           "load must be finite and >= 0, got " + number(load));
+  if (m.law == ContactLaw::Rigid) return 0.0;
   require(m.stiffness > 0.0, "static_penetration", "stiffness must be > 0");
   if (m.law == ContactLaw::Linear) return load / m.stiffness;
   return std::pow(load / m.stiffness, 1.0 / m.exponent);
@@ -143,6 +151,7 @@ double coefficient_of_restitution(const NormalForceModel& model, double mass, do
           "mass must be finite and > 0, got " + number(mass));
   require(std::isfinite(v_in) && v_in > 0.0, "coefficient_of_restitution",
           "impact_speed must be finite and > 0, got " + number(v_in));
+  if (m.law == ContactLaw::Rigid) return m.restitution;
   require(m.stiffness > 0.0, "coefficient_of_restitution", "stiffness must be > 0");
   if (m.damping == 0.0) return 1.0;
   if (m.law == ContactLaw::Linear) {
@@ -227,6 +236,8 @@ ContactForceDerivatives contact_force_derivatives(const HalfSpace& half_space, c
       fxd = m.damping * xn1;
       break;
     }
+    case ContactLaw::Rigid:
+      return d;
   }
   // f_t = -f_n g(s) u_t, g(s) = mu(s) / sqrt(s^2 + eps^2), u_t = P u, P = 1 - n n^T.
   const FrictionModel& f = half_space.friction;

@@ -1,6 +1,8 @@
 // The fixed-step simulator with compliant contact (docs/contact.md).
 #include "plucker/contact/simulator.hpp"
 
+#include <Eigen/QR>
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <mutex>
@@ -12,6 +14,7 @@
 #include "base/text.hpp"
 #include "plucker/algorithms/aba.hpp"
 #include "plucker/algorithms/crba.hpp"
+#include "plucker/algorithms/forward_dynamics.hpp"
 #include "plucker/algorithms/kinematics.hpp"
 #include "plucker/algorithms/rnea.hpp"
 #include "plucker/io/urdf.hpp"
@@ -84,8 +87,17 @@ void Simulator::set_dt(double dt) {
   dt_ = dt;
 }
 
+bool Simulator::has_rigid_contact() const {
+  for (const HalfSpace& h : scene_.half_spaces())
+    if (h.normal_force.law == ContactLaw::Rigid) return true;
+  return false;
+}
+
 void Simulator::check_state(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                             const Eigen::Ref<const VecX>& tau, const char* fn) const {
+  if (integrator_ != Integrator::SemiImplicitEuler && has_rigid_contact())
+    throw InvalidArgument(std::string(fn) + ": rigid contact is a velocity-level time-stepping scheme; integrator '" +
+                          std::string(to_string(integrator_)) + "' cannot be used with it (use 'semi_implicit_euler')");
   if (integrator_ == Integrator::ImplicitEuler && model_.num_constraints() > 0)
     throw InvalidArgument(std::string(fn) +
                           ": integrator 'implicit_euler' does not support loop joints or mimics; use "
@@ -97,8 +109,52 @@ void Simulator::check_state(const Eigen::Ref<const VecX>& q, const Eigen::Ref<co
   });
 }
 
+void Simulator::set_joint_limits(const JointLimitOptions& options) {
+  for (const double g : {options.stiffness, options.damping})
+    if (!std::isfinite(g) || g < 0.0)
+      throw InvalidArgument("Simulator.set_joint_limits: stiffness and damping must be finite and >= 0, got " +
+                            text::number(options.stiffness) + ", " + text::number(options.damping));
+  limits_ = options;
+  limited_joints_.clear();
+  for (int i = 1; i < model_.nbodies(); ++i)
+    if (model_.joint_nq(i) == 1 && model_.joint_nv(i) == 1) {
+      const int k = model_.idx_q(i);
+      if (std::isfinite(model_.lower_position_limit()[k]) || std::isfinite(model_.upper_position_limit()[k]))
+        limited_joints_.push_back(i);
+    }
+  tau_limited_.setZero(model_.nv());
+}
+
+const Eigen::Ref<const VecX> Simulator::with_limit_forces(const Eigen::Ref<const VecX>& q,
+                                                          const Eigen::Ref<const VecX>& v,
+                                                          const Eigen::Ref<const VecX>& tau) {
+  if (!limits_.enabled || limited_joints_.empty()) return tau;
+  tau_limited_ = tau;
+  for (const int i : limited_joints_) {
+    const int kq = model_.idx_q(i), kv = model_.idx_v(i);
+    const double lo = model_.lower_position_limit()[kq], hi = model_.upper_position_limit()[kq];
+    const double x = q[kq], xdot = v[kv];
+    if (x < lo) tau_limited_[kv] += std::max(0.0, limits_.stiffness * (lo - x) - limits_.damping * xdot);
+    if (x > hi) tau_limited_[kv] += std::min(0.0, -limits_.stiffness * (x - hi) - limits_.damping * xdot);
+  }
+  return tau_limited_;
+}
+
+double Simulator::limit_energy(const Eigen::Ref<const VecX>& q) const {
+  if (!limits_.enabled) return 0.0;
+  double e = 0.0;
+  for (const int i : limited_joints_) {
+    const int kq = model_.idx_q(i);
+    const double past =
+        std::max({0.0, model_.lower_position_limit()[kq] - q[kq], q[kq] - model_.upper_position_limit()[kq]});
+    e += 0.5 * limits_.stiffness * past * past;
+  }
+  return e;
+}
+
 const VecX& Simulator::evaluate(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
-                                const Eigen::Ref<const VecX>& tau) {
+                                const Eigen::Ref<const VecX>& tau_applied) {
+  const Eigen::Ref<const VecX> tau = with_limit_forces(q, v, tau_applied);
   const std::span<const Force> f_ext = contact_forces(model_, data_, scene_, q, v);
   if (model_.num_constraints() == 0) return aba(model_, data_, q, v, tau, f_ext, ReferenceFrame::World);
   // tau + J^T f_ext = tau + g(q) - rnea(q, 0, 0, f_ext): the contact forces as generalised forces.
@@ -169,10 +225,202 @@ void Simulator::implicit_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eige
   q = q_stage_;
 }
 
+void Simulator::ensure_rigid_capacity() {
+  const auto P = static_cast<Eigen::Index>(scene_.num_pairs());
+  const Eigen::Index nv = model_.nv();
+  if (rigid_J_.rows() >= 3 * P && static_cast<Eigen::Index>(rigid_warm_.size()) == 3 * P) return;
+  rigid_active_.resize(static_cast<std::size_t>(P));
+  rigid_J_.setZero(3 * P, nv);
+  rigid_Y_.setZero(nv, 3 * P);
+  rigid_G_.setZero(3 * P, 3 * P);
+  rigid_Gn_.setZero(P, P);
+  rigid_b_.setZero(3 * P);
+  rigid_p_.setZero(3 * P);
+  rigid_mu_.setZero(P);
+  rigid_m_.setZero(P);
+  rigid_phi_.setZero(P);
+  v_free_.setZero(nv);
+  rigid_warm_.assign(static_cast<std::size_t>(3 * P), 0.0);
+  lemke_.reserve(static_cast<int>(P));
+}
+
+void Simulator::rigid_response(const Eigen::Ref<const VecX>& q, int rows) {
+  // Y = M^-1 J^T: the CRBA's M factorised in place as L^T L (branch-induced sparsity), one
+  // back-substitution per contact row.
+  crba(model_, data_, q, Triangle::Upper);
+  factorize_ltl(model_, data_);
+  auto Y = rigid_Y_.leftCols(rows);
+  Y = rigid_J_.topRows(rows).transpose();
+  for (int c = 0; c < rows; ++c) solve_ltl(model_, data_, Y.col(c));
+  if (model_.num_constraints() == 0) return;
+  // With loop joints or mimics (rows L of the last constrained_forward_dynamics at this q) the
+  // impulse response keeps L dv = 0: K = M^-1 - Z S^+ Z^T, Z = M^-1 L^T, S = L Z (pseudo-inverse:
+  // L may be rank-deficient). Allocates (this path only).
+  const MatX& L = data_.loops.L;
+  MatX Z = L.transpose();
+  for (Eigen::Index c = 0; c < Z.cols(); ++c) solve_ltl(model_, data_, Z.col(c));
+  const MatX S = L * Z;
+  Eigen::CompleteOrthogonalDecomposition<MatX> cod(S);
+  cod.setThreshold(constrained_.rank_tolerance);
+  const MatX LY = L * Y;
+  Y -= Z * cod.solve(LY);
+}
+
+// NOLINTNEXTLINE(performance-unnecessary-value-param): Eigen::Ref by value is Eigen's writable-argument idiom
+void Simulator::rigid_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau) {
+  const double h = dt_;
+  ensure_rigid_capacity();
+  RigidContactReport& report = rigid_report_;
+  report = RigidContactReport{};
+  // 1. The free velocity: everything but the rigid contacts (compliant grounds as external forces).
+  v_free_ = v;
+  v_free_ += h * evaluate(q, v, tau);
+  const std::span<const ContactPair> pairs = contact_pairs(data_);  // geometry at (q, v)
+  start_pairs_.assign(pairs.begin(), pairs.end());
+  // 2. The active set: rigid pairs whose gap at the midpoint q + (dt/2) v closes (or is closed).
+  int k = 0;
+  bool friction = false;
+  for (std::size_t i = 0; i < start_pairs_.size(); ++i) {
+    const ContactPair& pair = start_pairs_[i];
+    const HalfSpace& ground = scene_.half_spaces()[static_cast<std::size_t>(pair.half_space)];
+    if (ground.normal_force.law != ContactLaw::Rigid) continue;
+    if (scene_.shapes()[static_cast<std::size_t>(pair.shape)].body == 0) continue;  // fixed to the world
+    const double phi = -pair.penetration, vn = -pair.penetration_rate;
+    // Touching pairs stay in the problem while separating (harmless: the impulse lets them go);
+    // dropping them on a rounding-level separation speed made light feet chatter.
+    if (phi + 0.5 * h * std::min(vn, 0.0) <= rigid_.contact_tolerance) {
+      rigid_active_[static_cast<std::size_t>(k)] = static_cast<int>(i);
+      rigid_mu_[k] = ground.friction.dynamic_coefficient;
+      friction = friction || rigid_mu_[k] > 0.0;
+      ++k;
+    } else {
+      for (int r = 0; r < 3; ++r) rigid_warm_[3 * i + static_cast<std::size_t>(r)] = 0.0;
+    }
+  }
+  report.active = k;
+  report.friction = friction;
+  if (k == 0) {
+    v = v_free_;
+    retract(q, v, h, q_stage_);
+    q = q_stage_;
+    return;
+  }
+  // 3. Contact rows: row 0 the normal n, rows 1, 2 the tangents (friction), of each active pair;
+  // frictionless problems keep the normal rows only (rows 0..k-1).
+  const int per = friction ? 3 : 1, rows = per * k;
+  const Vec3 g = model_.gravity();
+  const double v_rest = std::max(rigid_.restitution_velocity, 2.0 * g.norm() * h);
+  for (int a = 0; a < k; ++a) {
+    const ContactPair& pair = start_pairs_[static_cast<std::size_t>(rigid_active_[static_cast<std::size_t>(a)])];
+    const HalfSpace& ground = scene_.half_spaces()[static_cast<std::size_t>(pair.half_space)];
+    const int body = scene_.shapes()[static_cast<std::size_t>(pair.shape)].body;
+    const Vec3& n = ground.normal;
+    // Tangents: t1 orthogonal to n and to the coordinate axis least aligned with it, t2 = n x t1.
+    Eigen::Index axis = 0;
+    n.cwiseAbs().minCoeff(&axis);
+    const Vec3 t1 = n.cross(Vec3::Unit(axis)).normalized(), t2 = n.cross(t1);
+    const int r0 = friction ? 3 * a : a;
+    {
+      const Matrix6X& J = body_jacobian(model_, data_, q, body, ReferenceFrame::World);
+      // Velocity of the body point at p: v_O + omega x p = J_lin v - p x (J_ang v).
+      Jp_ = J.bottomRows<3>();
+      Jp_.noalias() -= skew(pair.point) * J.topRows<3>();
+      rigid_J_.row(r0).noalias() = n.transpose() * Jp_;
+      if (friction) {
+        rigid_J_.row(r0 + 1).noalias() = t1.transpose() * Jp_;
+        rigid_J_.row(r0 + 2).noalias() = t2.transpose() * Jp_;
+      }
+    }
+    const double vn = -pair.penetration_rate;  // normal velocity before the step
+    rigid_phi_[a] = -pair.penetration;
+    rigid_m_[a] = vn < -v_rest ? ground.normal_force.restitution * vn : 0.0;  // e min(v_n-, 0)
+  }
+  rigid_response(q, rows);
+  auto J = rigid_J_.topRows(rows);
+  auto Y = rigid_Y_.leftCols(rows);
+  auto G = rigid_G_.topLeftCorner(rows, rows);
+  G.noalias() = J * Y;
+  auto b = rigid_b_.head(rows);
+  b.noalias() = J * v_free_;
+  for (int a = 0; a < k; ++a) b[per * a] += rigid_m_[a];
+  // 4. Impulses.
+  auto p = rigid_p_.head(rows);
+  if (!friction) {
+    try {
+      report.pivots = lemke_.solve(G, b, p, rigid_.max_pivots);
+    } catch (const SingularError& e) {
+      throw SingularError(std::string("Simulator: rigid contact with ") + std::to_string(k) +
+                          " active pairs has no solution: " + e.what());
+    } catch (const ConvergenceError& e) {
+      throw ConvergenceError(
+          std::string("Simulator: rigid contact with ") + std::to_string(k) + " active pairs: " + e.what(),
+          e.iterations(), e.residual());
+    }
+    for (int i = 0; i < rows; ++i) {  // lcp_violation without its allocation
+      const double w = G.row(i).dot(p) + b[i];
+      report.complementarity = std::max({report.complementarity, -p[i], -w, std::abs(p[i] * w)});
+    }
+  } else {
+    for (int a = 0; a < k; ++a)
+      for (int r = 0; r < 3; ++r)
+        p[3 * a + r] = rigid_warm_[3 * static_cast<std::size_t>(rigid_active_[static_cast<std::size_t>(a)]) +
+                                   static_cast<std::size_t>(r)];
+    report.pgs = solve_friction_pgs(G, b, rigid_mu_.head(k), p, rigid_.pgs);
+  }
+  v = v_free_;
+  v.noalias() += Y * p;
+  // The pairs' forces: impulse / dt.
+  for (ContactPair& pair : start_pairs_)
+    if (scene_.half_spaces()[static_cast<std::size_t>(pair.half_space)].normal_force.law == ContactLaw::Rigid) {
+      pair.normal_force = 0.0;
+      pair.force.setZero();
+    }
+  for (int a = 0; a < k; ++a) {
+    const auto i = static_cast<std::size_t>(rigid_active_[static_cast<std::size_t>(a)]);
+    ContactPair& pair = start_pairs_[i];
+    const HalfSpace& ground = scene_.half_spaces()[static_cast<std::size_t>(pair.half_space)];
+    const Vec3& n = ground.normal;
+    Eigen::Index axis = 0;
+    n.cwiseAbs().minCoeff(&axis);
+    const Vec3 t1 = n.cross(Vec3::Unit(axis)).normalized(), t2 = n.cross(t1);
+    const double pn = p[per * a];
+    pair.normal_force = pn / h;
+    pair.force = n * pn;
+    if (friction) {
+      pair.force += t1 * p[3 * a + 1] + t2 * p[3 * a + 2];
+      for (int r = 0; r < 3; ++r) rigid_warm_[3 * i + static_cast<std::size_t>(r)] = p[3 * a + r];
+    }
+    pair.force /= h;
+  }
+  // 5. Positions, then the projection of the predicted penetrations (velocities unchanged).
+  retract(q, v, h, q_stage_);
+  q = q_stage_;
+  if (!rigid_.position_correction) return;
+  double worst = 0.0;
+  for (int a = 0; a < k; ++a) {
+    rigid_phi_[a] += h * J.row(per * a).dot(v);  // the linearised gap at the end of the step
+    worst = std::min(worst, rigid_phi_[a]);
+  }
+  if (!(worst < 0.0)) return;
+  auto Gn = rigid_Gn_.topLeftCorner(k, k);
+  for (int a = 0; a < k; ++a)
+    for (int c = 0; c < k; ++c) Gn(a, c) = G(per * a, per * c);
+  auto m = rigid_m_.head(k);
+  report.correction_pivots = lemke_.solve(Gn, rigid_phi_.head(k), m, rigid_.max_pivots);
+  dv_.setZero();
+  for (int a = 0; a < k; ++a) dv_.noalias() += m[a] * Y.col(per * a);
+  retract(q, dv_, 1.0, q_stage_);
+  q = q_stage_;
+}
+
 void Simulator::step_unchecked(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau) {
   const double h = dt_;
+  if (has_rigid_contact()) {
+    rigid_step(q, v, tau);
+    return;
+  }
   if (integrator_ == Integrator::ImplicitEuler) {
-    implicit_step(q, v, tau);
+    implicit_step(q, v, with_limit_forces(q, v, tau));
     return;
   }
   if (integrator_ == Integrator::SemiImplicitEuler) {
@@ -203,7 +451,7 @@ void Simulator::step_unchecked(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eig
 void Simulator::step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau) {
   check_state(q, v, tau, "Simulator.step");
   step_unchecked(q, v, tau);
-  if (integrator_ == Integrator::SemiImplicitEuler)
+  if (integrator_ == Integrator::SemiImplicitEuler && !has_rigid_contact())
     start_pairs_.assign(contact_pairs(data_).begin(), contact_pairs(data_).end());
   if (!q.allFinite() || !v.allFinite())
     throw NumericalError("Simulator.step: the state is not finite after the step (dt " + text::number(dt_) +
@@ -251,6 +499,7 @@ void Simulator::rollout_impl(const Eigen::Ref<const VecX>& q0, const Eigen::Ref<
   if (energy_out) check_output(*energy_out, 4, T + 1, "energy");
   Q.col(0) = q0;
   V.col(0) = v0;
+  const bool rigid = has_rigid_contact();
   auto diagnostics = [&](Eigen::Index t) {
     if (energy_out) {
       const Energy e = energy(Q.col(t), V.col(t));
@@ -267,7 +516,7 @@ void Simulator::rollout_impl(const Eigen::Ref<const VecX>& q0, const Eigen::Ref<
     Q.col(t + 1) = Q.col(t);
     V.col(t + 1) = V.col(t);
     step_unchecked(Q.col(t + 1), V.col(t + 1), TAU.col(t));
-    const std::span<const ContactPair> pairs = integrator_ == Integrator::SemiImplicitEuler
+    const std::span<const ContactPair> pairs = integrator_ == Integrator::SemiImplicitEuler && !rigid
                                                    ? contact_pairs(data_)
                                                    : std::span<const ContactPair>(start_pairs_);
     for (Eigen::Index p = 0; p < P; ++p) F.block<3, 1>(3 * p, t) = pairs[static_cast<std::size_t>(p)].force;
@@ -296,7 +545,7 @@ Energy Simulator::energy(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const
   e.kinetic = kinetic_energy(model_, data_, q, v);
   e.potential = potential_energy(model_, data_, q);
   contact_forces(model_, data_, scene_, q, v);
-  e.elastic = contact_elastic_energy(scene_, data_);
+  e.elastic = contact_elastic_energy(scene_, data_) + limit_energy(q);
   return e;
 }
 

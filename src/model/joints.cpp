@@ -14,48 +14,6 @@
 namespace plucker {
 namespace detail {
 
-Quat quat_exp(const Vec3& w) {
-  const double t = w.norm();
-  const double half = 0.5 * t;
-  // sin(t/2)/t, with its Taylor series near 0.
-  const double k = t < 1e-6 ? 0.5 - t * t / 48.0 : std::sin(half) / t;
-  return Quat(std::cos(half), k * w.x(), k * w.y(), k * w.z());
-}
-
-Vec3 quat_log(const Quat& q_in) {
-  Quat q = q_in;
-  if (q.w() < 0.0) q.coeffs() = -q.coeffs();  // shortest rotation: angle in [0, pi]
-  const Vec3 v = q.vec();
-  const double s = v.norm();
-  const double t = 2.0 * std::atan2(s, q.w());
-  // k = t / s = 2 atan(s / w) / s, with its series 2/w (1 - s^2 / (3 w^2)) near s = 0
-  // (= 2 (1 + t^2/24) = t / sin(t/2) for a unit quaternion).
-  const double k = s < 1e-8 ? 2.0 / q.w() * (1.0 - s * s / (3.0 * q.w() * q.w())) : t / s;
-  return k * v;
-}
-
-Mat3 so3_left_jacobian(const Vec3& w) {
-  const double t = w.norm();
-  const Mat3 W = skew(w);
-  double a, b;
-  if (t < 1e-5) {
-    a = 0.5 - t * t / 24.0;
-    b = 1.0 / 6.0 - t * t / 120.0;
-  } else {
-    a = (1.0 - std::cos(t)) / (t * t);
-    b = (t - std::sin(t)) / (t * t * t);
-  }
-  return Mat3::Identity() + a * W + b * W * W;
-}
-
-Mat3 so3_left_jacobian_inverse(const Vec3& w) {
-  const double t = w.norm();
-  const Mat3 W = skew(w);
-  const double c =
-      t < 1e-5 ? 1.0 / 12.0 + t * t / 720.0 : 1.0 / (t * t) - (1.0 + std::cos(t)) / (2.0 * t * std::sin(t));
-  return Mat3::Identity() - 0.5 * W + c * W * W;
-}
-
 void se3_exp(const Motion& twist, Mat3& R, Vec3& p) {
   R = quat_exp(twist.angular).toRotationMatrix();
   p = so3_left_jacobian(twist.angular) * twist.linear;
@@ -135,7 +93,7 @@ void JointSpherical::difference(const double* q0, const double* q1, double* v) c
 void JointFreeFlyer::integrate(const double* q, const double* v, double dt, double* out) const {
   const Motion twist(Vec3(v[0], v[1], v[2]) * dt, Vec3(v[3], v[4], v[5]) * dt);
   const Quat Q = detail::quat_from(q + 3);
-  const Vec3 dp = detail::so3_left_jacobian(twist.angular) * twist.linear;
+  const Vec3 dp = so3_left_jacobian(twist.angular) * twist.linear;
   Eigen::Map<Vec3>{out} = Vec3(q[0], q[1], q[2]) + Q.toRotationMatrix() * dp;
   detail::quat_to((Q * detail::quat_exp(twist.angular)).normalized(), out + 3);
 }
@@ -146,7 +104,7 @@ void JointFreeFlyer::difference(const double* q0, const double* q1, double* v) c
   const Vec3 w = detail::quat_log(Qrel);
   const Vec3 p_rel = Q0.toRotationMatrix().transpose() * (Vec3(q1[0], q1[1], q1[2]) - Vec3(q0[0], q0[1], q0[2]));
   Eigen::Map<Vec3>{v} = w;
-  Eigen::Map<Vec3>{v + 3} = detail::so3_left_jacobian_inverse(w) * p_rel;
+  Eigen::Map<Vec3>{v + 3} = so3_left_jacobian_inverse(w) * p_rel;
 }
 
 void JointFreeFlyer::random(std::mt19937_64& rng, const double* lower, const double* upper, double fallback,

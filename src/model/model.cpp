@@ -492,6 +492,19 @@ std::string summary(const Model& model) {
       << std::setw(10) << std::setprecision(4) << model.inertia(i).mass() << model.idx_q(i) << "/" << model.idx_v(i)
       << "\n";
   }
+  if (!model.loop_joints().empty()) {
+    s << "  loop joints (enforced by the constrained functions only):\n";
+    for (const LoopJoint& lj : model.loop_joints())
+      s << "    " << lj.name << ": " << to_string(lj.type) << ", '" << model.body_name(lj.predecessor) << "' -> '"
+        << model.body_name(lj.successor) << "', " << 6 - loop_joint_dof(lj.type) << " constraint rows"
+        << (lj.actuated ? ", actuated" : "") << "\n";
+  }
+  if (!model.mimics().empty()) {
+    s << "  mimic relations (enforced by the constrained functions only):\n";
+    for (const MimicRelation& mr : model.mimics())
+      s << "    " << model.joint_name(mr.follower) << " = " << std::setprecision(6) << mr.multiplier << " * "
+        << model.joint_name(mr.leader) << " + " << mr.offset << "\n";
+  }
   return s.str();
 }
 

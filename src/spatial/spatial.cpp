@@ -8,7 +8,9 @@
 #include <ostream>
 #include <sstream>
 
+#include "base/text.hpp"
 #include "plucker/errors.hpp"
+#include "plucker/spatial/frames.hpp"
 #include "spatial/inertia_ops.hpp"
 
 namespace plucker {
@@ -212,6 +214,30 @@ RigidBodyInertia RigidBodyInertia::transformed(const Transform& X) const {
   inner.noalias() += h_ * X.r.transpose() + X.r * hr.transpose();
   inner.diagonal().array() -= X.r.dot(h_) + X.r.dot(hr);
   return from_parameters(m_, X.E * hr, X.E * inner * X.E.transpose());
+}
+
+}  // namespace plucker
+
+namespace plucker {
+
+std::string to_string(ReferenceFrame frame) {
+  switch (frame) {
+    case ReferenceFrame::World:
+      return "world";
+    case ReferenceFrame::Local:
+      return "local";
+    case ReferenceFrame::LocalWorldAligned:
+      return "local_world_aligned";
+  }
+  return "unknown";
+}
+
+ReferenceFrame parse_reference_frame(const std::string& name) {
+  if (name == "world") return ReferenceFrame::World;
+  if (name == "local") return ReferenceFrame::Local;
+  if (name == "local_world_aligned") return ReferenceFrame::LocalWorldAligned;
+  throw InvalidArgument("unknown reference frame '" + text::printable(name) +
+                        "' (expected 'world', 'local' or 'local_world_aligned')");
 }
 
 }  // namespace plucker

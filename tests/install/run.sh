@@ -17,6 +17,8 @@ prefix = sys.argv[1]
 assert plucker.__file__.startswith(prefix), (plucker.__file__, prefix)
 import os
 assert os.path.exists(os.path.join(os.path.dirname(plucker.__file__), "plucker.pyi"))  # type stubs
+import plucker_control  # the pure-Python modules installed beside it
+assert plucker_control.__file__.startswith(prefix), (plucker_control.__file__, prefix)
 m = plucker.build_chain(4, seed=2)
 q = np.linspace(-0.5, 0.5, m.nq)
 tau = plucker.rnea(m, q, np.ones(m.nv), np.zeros(m.nv))
@@ -34,4 +36,13 @@ PLUCKER_BUILD_DIR="$build" "$work/pip-venv/bin/python" -m pip install --no-index
   > "$work/pip-install.log" 2>&1 || { cat "$work/pip-install.log"; exit 1; }
 (cd "$work" && pip-venv/bin/python -c "$check" "$work/pip-venv")
 "$work/pip-venv/bin/plucker" info "$src/examples/models/four_bar.urdf" | grep -q "loop joints: loop_joint"
+# The viewer's bundle (built when node and npm exist) is installed beside the module, where
+# `plucker view` finds it.
+if [[ -f "$build/viewer/dist/viewer.js" ]]; then
+  for venv in cmake-venv pip-venv; do
+    "$work/$venv/bin/plucker" view "$src/examples/models/four_bar.urdf" --out "$work/$venv-view" > /dev/null
+    cmp "$build/viewer/dist/viewer.js" "$work/$venv-view/viewer.js"
+  done
+  echo "install test: both installs carry the viewer (plucker view)"
+fi
 echo "install test: cmake --install and pip install . both import plucker and run the plucker command"

@@ -1,6 +1,7 @@
-// Forward dynamics: the articulated-body algorithm (paper 000 §3.3, Eqs. 11-14; paper
-// 002 Eqs. 45-46, 60 for multi-DoF joints through the d x d inverse D^-1), and the
-// O(N^3) comparison path (CRBA + Cholesky).
+// Forward dynamics: the articulated-body algorithm (Featherstone & Orin, "Robot Dynamics: Equations and Algorithms",
+// ICRA 2000, §3.3, Eqs. 11-14; Jain, "Unified Formulation of Dynamics for Serial Rigid Multibody Systems", J. Guidance,
+// Control, and Dynamics 1991, Eqs. 45-46, 60 for multi-DoF joints through the d x d inverse D^-1), and the O(N^3)
+// comparison path (CRBA + Cholesky).
 #pragma once
 
 #include "plucker/algorithms/rnea.hpp"

@@ -24,7 +24,7 @@
 // Results: equal to calling rnea/aba/crba on each state up to rounding, not bit for bit (the
 // lanes evaluate the same equations in a different order, with different fused
 // multiply-adds, the CRBA in other frames; the zeros of branch-induced sparsity are exact);
-// tests/test_batch.cpp checks a relative agreement of 1e-12 for RNEA and
+// the test suite (tests/test_batch.cpp of the source tree) checks a relative agreement of 1e-12 for RNEA and
 // CRBA (relative to the result's norm) and, for ABA, the forward-error bound of a solve,
 // 1e-12 cond(M) (|qdd| + |tau - c(q, v)| / |M|). A state's
 // result does not depend on its lane, only on whether it was evaluated in a group or on its

@@ -1,5 +1,5 @@
-// The joint-space inertia matrix by the composite-rigid-body algorithm (paper 000 §3.2,
-// Eqs. 9-10).
+// The joint-space inertia matrix by the composite-rigid-body algorithm (Featherstone & Orin, "Robot Dynamics: Equations
+// and Algorithms", ICRA 2000, §3.2, Eqs. 9-10).
 #pragma once
 
 #include <vector>

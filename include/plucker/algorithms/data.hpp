@@ -28,13 +28,13 @@ using Matrix6X = Eigen::Matrix<double, 6, Eigen::Dynamic>;
 using Matrix3X = Eigen::Matrix<double, 3, Eigen::Dynamic>;
 
 namespace detail {
-/// The scratch of one algorithm family, defined in src/ beside the algorithm that owns it.
+/// The scratch of one algorithm family, defined in the library beside the algorithm that owns it.
 struct Workspace {
   virtual ~Workspace() = default;
   virtual std::unique_ptr<Workspace> clone() const = 0;
 };
-/// One slot per algorithm family (src/algorithms/workspace.hpp lists them).
-inline constexpr int kWorkspaceSlots = 16;
+/// One slot per algorithm family.
+inline constexpr int kWorkspaceSlots = 20;
 /// The slots; a copy of a Data copies each made workspace.
 class WorkspaceSlots {
  public:
@@ -110,7 +110,7 @@ struct Data {
 
   int nbodies = 0, nq = 0, nv = 0;  ///< sizes of the model it was made for
 
-  /// Each algorithm family's scratch (src/algorithms/workspace.hpp); opaque here.
+  /// Each algorithm family's scratch; opaque here.
   detail::WorkspaceSlots workspaces;
   mutable detail::UseCounter in_use;
 };

@@ -1,24 +1,41 @@
-// Operational-space dynamics (Khatib 1987): the task Jacobian J of a set of task frames, the
-// operational-space inertia Lambda = (J M^-1 J^T)^-1 and its inverse, the dynamically
-// consistent generalised inverse Jbar = M^-1 J^T Lambda, the null-space projector
-// N = I - Jbar J and the task-space bias force mu + p, such that the joint-space dynamics
-// M qdd + C = tau with tau = J^T F become, in task space,
+// Operational-space dynamics (Khatib, "A Unified Approach for Motion and Force Control of Robot Manipulators: The
+// Operational Space Formulation", IEEE J. Robotics and Automation 1987): the task Jacobian J of a set of task frames,
+// the operational-space inertia Lambda = (J M^-1 J^T)^-1 and its inverse, the dynamically consistent generalised
+// inverse Jbar = M^-1 J^T Lambda, the null-space projector N = I - Jbar J and the task-space bias force mu + p, such
+// that the joint-space dynamics M qdd + C = tau with tau = J^T F become, in task space,
 //
 //   Lambda xdd + mu + p = F,   mu + p = Lambda (J M^-1 C - Jdot v) = Jbar^T C - Lambda Jdot v,
 //
 // with xdd = d/dt (J v) = J qdd + Jdot v and C = nonlinear_effects(q, v) (Coriolis, centrifugal
-// and gravity). docs/operational_space.md gives the conventions, references and timings.
+// and gravity). The documentation's page "Operational-space dynamics" gives the conventions, references and timings.
 //
-// Method `Dense` (Featherstone 2010's "basic matrix method", with the sparsity-keeping
-// factorisation of Featherstone 2005): M by the CRBA, M = L^T D L by LTDL on the tree's pattern,
-// W = D^-1/2 L^-T J^T (nonzero only on the task bodies' supports), Lambda^-1 = W^T W, Lambda by
-// an LDL^T of Lambda^-1 in task-row order, Jbar = L^-1 D^-1/2 (W Lambda). O(nv^2 m) for N,
-// O(nv (d + m) m) for the rest (d: the depth of the task bodies in DoFs).
+// Methods (the documentation page "Operational-space dynamics" states the source of each formula and the measured
+// costs):
+//   Dense ("basic matrix method" of Featherstone, "Exploiting Sparsity in Operational-space
+//     Dynamics", IJRR 29(10) 2010): M by the CRBA, a dense Cholesky factor M = L^T L, W = L^-T J^T
+//     and Lambda^-1 = W^T W with dense products. O(nv^3 + nv^2 m + nv m^2).
+//   Sparse (the sparse method of the same paper, with the factorisation of Featherstone,
+//     "Efficient Factorization of the Joint-Space Inertia Matrix for Branched Kinematic Trees",
+//     IJRR 2005): M = L^T D L on the tree's pattern (branch-induced sparsity), W = D^-1/2 L^-T J^T
+//     on the task bodies' supports only (the sparsity of J). O(nv d^2 + m d^2 + m^2 d).
+//   Recursive (Rodriguez, Jain and Kreutz-Delgado 1991; Kreutz-Delgado, Jain and Rodriguez 1992;
+//     Chang and Khatib 2000): articulated-body quantities of the ABA (no M), the end-effector
+//     inverse inertias Omega_i = P_i Omega_parent P_i^T + S_i D_i^-1 S_i^T outward, and each pair
+//     of tasks by propagating both to their nearest common ancestor. O(N + d m^2).
+//   Efpa (Wensing, Featherstone and Orin, "A Reduced-Order Recursive Algorithm for the Computation
+//     of the Operational-Space Inertia Matrix", ICRA 2012): as Recursive, but each task's extended
+//     force propagator is carried inward once and every pair is formed at its common ancestor.
+//     O(N + m d + m^2).
+//   Auto: the cheapest of the four for the model and tasks by operation-count formulas calibrated
+//     by measurement (operational_space_choice says which and why).
+// (N: bodies, nv: DoFs, m: task rows, d: the depth of the task bodies.) The rest (Lambda from
+// Lambda^-1, Jbar, N, the bias) is shared or follows each method's factors; see the .cpp.
 #pragma once
 
 #include <array>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "plucker/algorithms/data.hpp"
 
@@ -51,15 +68,37 @@ struct OperationalTask {
   OperationalTask with_rows(std::span<const int> rows) const;
 };
 
-/// The axes the task rows are expressed in. Both take the velocity of the task frame's origin.
-enum class TaskFrame {
-  Local,              ///< the task frame's own axes ("local"): J = F_X_0 J_world
-  LocalWorldAligned,  ///< world-aligned axes at the frame origin ("local_world_aligned")
-};
-
 /// How the quantities are computed.
 enum class OperationalSpaceMethod {
-  Dense,  ///< "dense": CRBA, LTDL of M, dense products (see above)
+  Dense,      ///< "dense": CRBA, dense Cholesky of M, dense products
+  Sparse,     ///< "sparse": CRBA, LTDL of M on the tree's pattern, sparse products (Featherstone 2010)
+  Recursive,  ///< "recursive": articulated-body propagation, pairwise (Rodriguez et al., Chang-Khatib)
+  Efpa,       ///< "efpa": extended-force-propagator algorithm (Wensing, Featherstone, Orin 2012)
+  Auto,       ///< "auto": the method operational_space_choice picks for the model and tasks
+};
+
+/// Every method, in the order above (Auto last).
+std::span<const OperationalSpaceMethod> operational_space_methods();
+
+/// Which results operational_space computes (bit flags, OR-ed). J, Jdot_v, Lambda_inv, Lambda and
+/// dependent_rows are always computed; a result not asked for is left empty (0 x 0), so a
+/// script asking only for Lambda pays for Lambda only.
+enum OperationalSpaceOutput : unsigned {
+  kOutputLambda = 0,      ///< J, Jdot_v, Lambda_inv, Lambda only
+  kOutputJbar = 1u,       ///< Jbar
+  kOutputNullSpace = 2u,  ///< N (implies Jbar)
+  kOutputBias = 4u,       ///< bias (with Dense and Sparse it implies Jbar)
+  kOutputAll = 7u,
+};
+
+/// Options of operational_space beyond the frame and the method.
+struct OperationalSpaceOptions {
+  unsigned outputs = kOutputAll;  ///< OperationalSpaceOutput flags
+  /// 0: a rank-deficient J M^-1 J^T throws SingularError naming the dependent rows. > 0: damped
+  /// (regularised) Lambda = (J M^-1 J^T + damping^2 I)^-1 and Jbar = M^-1 J^T Lambda, which are
+  /// finite whatever the rank (N = I - Jbar J is then not exactly a projector); the dependent rows
+  /// are still reported in OperationalSpaceResults::dependent_rows. Must be finite and >= 0.
+  double damping = 0.0;
 };
 
 /// The results of operational_space, with m = the total number of task rows.
@@ -71,13 +110,19 @@ struct OperationalSpaceResults {
   MatX Jbar;        ///< nv x m: M^-1 J^T Lambda, the dynamically consistent generalised inverse
   MatX N;           ///< nv x nv: I - Jbar J (N^T projects joint forces into the task's null space)
   VecX bias;        ///< m: mu + p = Lambda (J M^-1 C - Jdot v)
+  /// Stacked rows k whose J_k is (to the library's pivot test) a linear combination of the rows
+  /// before it in the metric M^-1, or zero; empty for a full-rank task. Non-empty only with
+  /// damping > 0 (without damping such a task throws SingularError).
+  std::vector<int> dependent_rows;
+  OperationalSpaceMethod method = OperationalSpaceMethod::Dense;  ///< the method that ran (Auto resolved)
 };
 
 /// Operational-space quantities of `tasks` (stacked in the order given) at (q, v). The task
 /// acceleration is xdd = d/dt (J v) = J qdd + Jdot v in the coordinates of `frame`: with
-/// TaskFrame::Local its linear rows are the derivative of the origin's velocity in the moving
-/// frame's axes (the spatial acceleration), with LocalWorldAligned the classical acceleration of
-/// the origin in world axes. Throws InvalidArgument for bad sizes, non-finite q or v, an empty
+/// ReferenceFrame::Local its linear rows are the derivative of the origin's velocity in the
+/// moving frame's axes (the spatial acceleration), with LocalWorldAligned the classical
+/// acceleration of the origin in world axes, with World the spatial acceleration in world
+/// coordinates (rows about the world origin). Throws InvalidArgument for bad sizes, non-finite q or v, an empty
 /// task list, a body or frame out of range, or bad rows (naming the task); SingularError when M
 /// is singular (naming the joint) or when J M^-1 J^T is (naming the first task row that depends
 /// on the rows before it, and those rows): two tasks constraining the same motion, a task at a
@@ -87,14 +132,27 @@ struct OperationalSpaceResults {
 const OperationalSpaceResults& operational_space(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                                                  const Eigen::Ref<const VecX>& v,
                                                  std::span<const OperationalTask> tasks,
-                                                 TaskFrame frame = TaskFrame::Local,
-                                                 OperationalSpaceMethod method = OperationalSpaceMethod::Dense);
+                                                 ReferenceFrame frame = ReferenceFrame::Local,
+                                                 OperationalSpaceMethod method = OperationalSpaceMethod::Auto,
+                                                 const OperationalSpaceOptions& options = {});
 
-/// "local" / "local_world_aligned", and the inverse (throws InvalidArgument listing the names).
-std::string to_string(TaskFrame frame);
-TaskFrame parse_task_frame(const std::string& name);
-/// "dense", and the inverse (throws InvalidArgument listing the names).
+/// "dense", "sparse", "recursive", "efpa", "auto", and the inverse (throws InvalidArgument
+/// listing the names).
 std::string to_string(OperationalSpaceMethod method);
 OperationalSpaceMethod parse_operational_space_method(const std::string& name);
+
+/// What Auto picks for the model, the tasks and the outputs asked for, and why: each method's
+/// operation-count formula (in counts the model and tasks determine: DoFs, bodies, the task
+/// bodies' depths and common ancestors) times per-operation times calibrated by measurement
+/// (documentation: "Operational-space dynamics", "Cost study"). predicted_ns is indexed by the method's enum value
+/// (Dense..Efpa). Checks the tasks as operational_space does; allocates (the reason string).
+struct OperationalSpaceChoice {
+  OperationalSpaceMethod method = OperationalSpaceMethod::Sparse;
+  std::string reason;
+  std::array<double, 4> predicted_ns{};
+  std::array<double, 4> operations{};  ///< the operation counts (multiply-adds) the formulas give
+};
+OperationalSpaceChoice operational_space_choice(const Model& model, std::span<const OperationalTask> tasks,
+                                                unsigned outputs = kOutputAll);
 
 }  // namespace plucker

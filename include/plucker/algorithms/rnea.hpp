@@ -1,5 +1,5 @@
-// Inverse dynamics: the recursive Newton-Euler algorithm (paper 000 §3.1, Eqs. 1-8,
-// link-coordinate version), and the quantities derived from it.
+// Inverse dynamics: the recursive Newton-Euler algorithm (Featherstone & Orin, "Robot Dynamics: Equations and
+// Algorithms", ICRA 2000, §3.1, Eqs. 1-8, link-coordinate version), and the quantities derived from it.
 #pragma once
 
 #include <span>
@@ -9,7 +9,7 @@
 namespace plucker {
 
 /// tau = ID(q, v, a): the generalised forces that produce acceleration a at (q, v) under
-/// gravity (a fictitious base acceleration -g, paper 000). Returns data.tau.
+/// gravity (a fictitious base acceleration -g, Featherstone & Orin 2000). Returns data.tau.
 const VecX& rnea(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                  const Eigen::Ref<const VecX>& a);
 

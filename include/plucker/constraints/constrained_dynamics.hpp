@@ -1,5 +1,5 @@
-// Dynamics of closed-loop mechanisms (paper 000 §3.4): the spanning tree's equation of motion
-// with loop-closure forces,
+// Dynamics of closed-loop mechanisms (Featherstone & Orin, "Robot Dynamics: Equations and Algorithms", ICRA 2000,
+// §3.4): the spanning tree's equation of motion with loop-closure forces,
 //     M qdd + C = tau + tau_c,   tau_c = L^T lambda + tau_a            (Eqs. 15, 19)
 //     L qdd = c                                                      (Eq. 18)
 // combined into the system of Eq. 20, solved by one of the paper's three methods. L may be
@@ -29,7 +29,7 @@ ConstrainedMethod parse_constrained_method(std::string_view name);
 
 struct ConstrainedOptions {
   ConstrainedMethod method = ConstrainedMethod::RangeSpace;
-  /// Baumgarte stabilisation (paper 000 footnote 3): the acceleration constraint becomes
+  /// Baumgarte stabilisation (Featherstone & Orin 2000, footnote 3): the acceleration constraint becomes
   /// phi'' + 2 alpha phi' + beta^2 phi = 0, i.e. L qdd = c - 2 alpha L v - beta^2 phi.
   double baumgarte_alpha = 0.0, baumgarte_beta = 0.0;
   /// A pivot of the rank-revealing decomposition counts as zero when |pivot| <= rank_tolerance

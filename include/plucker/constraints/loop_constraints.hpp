@@ -1,7 +1,7 @@
-// The kinematics of loop constraints (paper 000 §3.4, Eqs. 16-18): the constraint function
-// phi(q), the loop Jacobian L (phi-dot = L v) and the bias c (L qdd = c), the assembly of a
-// consistent configuration (Newton projection onto phi(q) = 0) and the projection of a
-// velocity onto the constraint tangent space.
+// The kinematics of loop constraints (Featherstone & Orin, "Robot Dynamics: Equations and Algorithms", ICRA 2000, §3.4,
+// Eqs. 16-18): the constraint function phi(q), the loop Jacobian L (phi-dot = L v) and the bias c (L qdd = c), the
+// assembly of a consistent configuration (Newton projection onto phi(q) = 0) and the projection of a velocity onto the
+// constraint tangent space.
 //
 // Rows of phi: for each loop joint k (in Model order) 6 - dof_k rows, then one row per mimic
 // relation (q_follower - multiplier q_leader - offset).
@@ -72,7 +72,7 @@ VecX assemble(const Model& model, Data& data, const Eigen::Ref<const VecX>& q_gu
 /// The velocity closest to v in the kinetic-energy metric that satisfies L v = 0 (computed on a
 /// null-space basis of L, O(nv^3)):
 /// v - M^-1 L^T (L M^-1 L^T)^+ L v (the position-and-velocity projection step of constraint
-/// stabilisation, paper 000 footnote 3). q must be (close to) assembled.
+/// stabilisation, Featherstone & Orin 2000, footnote 3). q must be (close to) assembled.
 VecX project_velocity(const Model& model, Data& data, const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
                       double rank_tolerance = 1e-10);
 
@@ -80,7 +80,7 @@ VecX project_velocity(const Model& model, Data& data, const Eigen::Ref<const Vec
 /// receives the opposite), from constraint multipliers lambda (size num_constraints) as
 /// returned by constrained_forward_dynamics: f_k = T_k lambda_k in frame C_k (moment about the
 /// successor's joint-frame origin), returned in world coordinates (frame World: spatial, about
-/// the world origin) or in C_k (Local). Needs q; one entry per loop joint.
+/// the world origin), in C_k (Local) or in world axes about C_k's origin (LocalWorldAligned). Needs q; one entry per loop joint.
 std::vector<Force> loop_joint_forces(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                                      const Eigen::Ref<const VecX>& lambda,
                                      ReferenceFrame frame = ReferenceFrame::Local);

@@ -1,7 +1,7 @@
-// Compliant contact (docs/contact.md): contact geometry on bodies and frames (points, spheres),
-// half-space environments (a ground plane with any unit normal), normal-force models, and a
-// regularised Coulomb friction law. Contact forces enter the dynamics as external forces on the
-// bodies (ReferenceFrame::World: [moment about the world origin; force] in world coordinates).
+// Compliant contact (documentation: Compliant contact and simulation): contact geometry on bodies and frames (points,
+// spheres), half-space environments (a ground plane with any unit normal), normal-force models, and a regularised
+// Coulomb friction law. Contact forces enter the dynamics as external forces on the bodies (ReferenceFrame::World:
+// [moment about the world origin; force] in world coordinates).
 //
 // Narrow phase: sphere (or point) against half-space only. A point is a sphere of radius 0.
 // Penetration x = radius - (n . c - offset) for a sphere of world centre c against the half-space
@@ -22,27 +22,34 @@ namespace plucker {
 /// while penetrating). Every law is clamped at zero: the ground never pulls.
 enum class ContactLaw : int {
   Linear,            ///< "linear": f = k x + c xdot (Kelvin-Voigt spring-damper)
-  HuntCrossley,      ///< "hunt_crossley": f = k x^n + lambda x^n xdot (Hunt & Crossley 1975)
+  HuntCrossley,      ///< "hunt_crossley": f = k x^n + lambda x^n xdot (Hunt & Crossley, "Coefficient of Restitution
+                     ///< Interpreted as Damping in Vibroimpact", J. Applied Mechanics 1975)
   AzadFeatherstone,  ///< "azad_featherstone": f = k x^n + lambda x^(n-1) xdot (n = 3/2 is Azad &
-                     ///< Featherstone's form, damping proportional to sqrt(x); docs/contact.md)
+                     ///< Featherstone's form, damping proportional to sqrt(x); documentation: Compliant contact)
+  Rigid,             ///< "rigid": no penetration force; the Simulator solves the contact as a unilateral
+                     ///< constraint (complementarity, impulses with Newton's restitution; documentation:
+                     ///< Compliant contact and simulation)
 };
 std::string_view to_string(ContactLaw law);
-/// "linear", "hunt_crossley", "azad_featherstone"; throws InvalidArgument naming the others.
+/// "linear", "hunt_crossley", "azad_featherstone", "rigid"; throws InvalidArgument naming the others.
 ContactLaw parse_contact_law(std::string_view name);
 
 /// A normal-force model: law, stiffness k >= 0, damping (c or lambda) >= 0, exponent n >= 1
-/// (ignored by Linear).
+/// (ignored by Linear); Rigid uses only the coefficient of restitution e in [0, 1] (Newton's law:
+/// normal separation speed after an impact = e times the approach speed before it).
 struct NormalForceModel {
   ContactLaw law = ContactLaw::HuntCrossley;
   double stiffness = 1e5;
   double damping = 0.0;
   double exponent = 1.5;
+  double restitution = 0.0;  ///< Rigid only
 };
 /// Throws InvalidArgument (prefixed by `what`) for a negative or non-finite parameter or an
 /// exponent below 1.
 void check_normal_force_model(const NormalForceModel& model, const char* what);
 /// The normal force (>= 0) at penetration x (0 when x < 0) and rate xdot. At x = 0 only the
-/// linear law can be nonzero (c xdot: its force jumps on impact).
+/// linear law can be nonzero (c xdot: its force jumps on impact). Rigid: 0 (its force comes from
+/// the Simulator's impulse solve).
 double normal_force(const NormalForceModel& model, double x, double xdot);
 /// The elastic (conservative) part's potential energy at penetration x: k x^(n+1) / (n+1)
 /// (k x^2 / 2 for Linear); 0 when x <= 0.
@@ -57,10 +64,10 @@ double static_penetration(const NormalForceModel& model, double load);
 /// alpha v_out - ln(1 + alpha v_out) = alpha v_in - ln(1 + alpha v_in), alpha = lambda / k
 /// (Marhefka & Orin 1999; independent of m, k, n). Otherwise (Azad-Featherstone, overdamped
 /// Linear) by quadrature: the ODE integrated by RK4 on 20,000 steps of the contact's natural
-/// time scale (relative accuracy ~1e-10).
+/// time scale (relative accuracy ~1e-10). Rigid: the model's restitution.
 double coefficient_of_restitution(const NormalForceModel& model, double mass, double impact_speed);
 
-/// Regularised Coulomb friction (docs/contact.md):
+/// Regularised Coulomb friction (documentation: Compliant contact and simulation):
 ///     f_t = -mu(|v_t|) f_n v_t / sqrt(|v_t|^2 + eps^2),
 ///     mu(s) = mu_d + (mu_s - mu_d) exp(-(s / v_s)^2)            (a Stribeck-like blend)
 /// with eps the regularisation velocity (the slip speed at which |f_t| reaches 1/sqrt(2) of
@@ -146,7 +153,8 @@ class ContactScene {
   int max_body_ = 0;
 };
 
-/// The contact forces at (q, v), after forward kinematics of (q, v) (computed here). Returns one
+/// The contact forces at (q, v), after forward kinematics of (q, v) (computed here). Pairs with a
+/// Rigid half-space get their geometry but no force here (the Simulator solves for it). Returns one
 /// Force per body in ReferenceFrame::World, ready for aba/rnea's f_ext; the pairs' states are in
 /// contact_pairs(data). No heap allocation once warm (the scratch is Data's Contact slot).
 /// Inputs are checked (sizes, finiteness, unit quaternions; a scene made for another model).

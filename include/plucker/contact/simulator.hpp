@@ -1,4 +1,4 @@
-// A fixed-step simulator of a model with compliant contact (docs/contact.md).
+// A fixed-step simulator of a model with compliant contact (documentation: Compliant contact and simulation).
 //
 //   Simulator sim(model, 1e-3, Integrator::SemiImplicitEuler);
 //   sim.add_ground(HalfSpace{...});
@@ -17,6 +17,7 @@
 
 #include "plucker/constraints/constrained_dynamics.hpp"
 #include "plucker/contact/contact.hpp"
+#include "plucker/contact/lcp.hpp"
 
 namespace plucker {
 
@@ -34,6 +35,51 @@ std::string_view to_string(Integrator integrator);
 /// "semi_implicit_euler" (also "symplectic_euler"), "rk4", "implicit_euler" (also "implicit");
 /// throws InvalidArgument otherwise.
 Integrator parse_integrator(std::string_view name);
+
+/// Rigid contact (grounds with ContactLaw::Rigid; documentation: Compliant contact and simulation, "Rigid contact"):
+/// the velocity-level time-stepping of Moreau and Jean. A step from (q, v):
+///   1. v_free = v + dt a(q, v, tau) (a: ABA, or constrained dynamics with loop joints or mimics,
+///      with the compliant grounds' forces as external forces);
+///   2. the active set: rigid pairs whose gap at the step's midpoint, phi + (dt/2) min(v_n, 0), is
+///      at most contact_tolerance (touching pairs stay in the problem while they separate);
+///   3. contact rows J (normal; with friction also two tangents) of the active pairs, the Delassus
+///      matrix G = J M^-1 J^T (M^-1 J^T by the CRBA and the sparse L^T L factorisation; with loop
+///      joints or mimics the constrained response M^-1 - M^-1 L^T (L M^-1 L^T)^+ L M^-1);
+///   4. impulses p with v+ = v_free + M^-1 J^T p and Newton's restitution in the complementarity
+///      conditions, 0 <= p_n  _|_  v_n+ + e min(v_n-, 0) >= 0 (e = 0 for approach speeds below
+///      restitution_velocity); frictionless: exact LCP by Lemke's method; with friction: projected
+///      Gauss-Seidel over the Coulomb cones |p_t| <= mu p_n;
+///   5. q+ = q (+) dt v+; then (position_correction) the penetrations the linearised step predicts,
+///      phi + dt v_n+ < 0, are removed by the mass-metric projection dq = M^-1 J_n^T m,
+///      0 <= m _|_ phi + dt v_n+ + G_nn m >= 0 (velocities unchanged).
+/// The reported pair force is the impulse over dt.
+struct RigidContactOptions {
+  double contact_tolerance = 1e-6;     ///< m: a pair is active when its midpoint gap is <= this
+  double restitution_velocity = 1e-3;  ///< m/s: no restitution below max(this, 2 |g| dt)
+  bool position_correction = true;
+  int max_pivots = 0;  ///< Lemke's pivot cap (0: 10 (n + 1))
+  FrictionPgsOptions pgs;
+};
+/// What the last rigid step did.
+struct RigidContactReport {
+  int active = 0;                ///< active pairs
+  bool friction = false;         ///< solved by PGS over friction cones (else Lemke)
+  int pivots = 0;                ///< Lemke's pivots (frictionless)
+  FrictionPgsReport pgs;         ///< PGS sweeps (friction)
+  int correction_pivots = 0;     ///< Lemke's pivots of the position correction
+  double complementarity = 0.0;  ///< frictionless: lcp_violation of the velocity LCP
+};
+
+/// Joint limits as penalties: every 1-DoF joint (revolute, prismatic) with a finite position
+/// limit gets, past it by delta > 0, the generalised force k delta - d qdot pushing it back
+/// (clamped at zero: the limit never pulls), like a Kelvin-Voigt contact on the joint axis.
+/// Stored energy 1/2 k delta^2 (Energy::elastic). Off by default (limits are often nominal in
+/// robot files); with implicit_euler the penalty is explicit (evaluated at the step's start).
+struct JointLimitOptions {
+  bool enabled = false;
+  double stiffness = 1e4;  ///< N m / rad (N / m for prismatic)
+  double damping = 1e2;    ///< N m s / rad
+};
 
 /// Energies at a state: kinetic, potential in the model's gravity field (zero at the world
 /// origin), elastic energy stored in the contacts; total = their sum.
@@ -54,13 +100,22 @@ class Simulator {
   void set_integrator(Integrator integrator) { integrator_ = integrator; }
   /// Options of constrained_forward_dynamics (models with loop joints or mimics).
   ConstrainedOptions& constrained_options() { return constrained_; }
+  /// Options of rigid contact (grounds with ContactLaw::Rigid).
+  RigidContactOptions& rigid_options() { return rigid_; }
+  /// Joint-limit penalties (above); InvalidArgument for a negative or non-finite gain.
+  const JointLimitOptions& joint_limits() const { return limits_; }
+  void set_joint_limits(const JointLimitOptions& options);
+  const RigidContactReport& rigid_report() const { return rigid_report_; }
+  /// True when some ground is rigid: steps are then the rigid time-stepping above (the integrator
+  /// must be semi_implicit_euler, which it is a velocity-level form of; InvalidArgument otherwise).
+  bool has_rigid_contact() const;
 
   int add_ground(const HalfSpace& half_space) { return scene_.add_half_space(half_space); }
   int add_sphere(const std::string& frame, const Vec3& center, double radius) {
     return scene_.add_sphere(model_, frame, center, radius);
   }
   int add_point(const std::string& frame, const Vec3& position) { return scene_.add_point(model_, frame, position); }
-  /// A sphere for every <collision><geometry><sphere> of the URDF file `path` (centre: the
+  /// A sphere for every `<collision><geometry><sphere>` of the URDF file `path` (centre: the
   /// collision origin's xyz in the link's frame; a link merged by a fixed joint is a frame, so its
   /// spheres go on its body). Every link must be a body or frame of this model (InvalidArgument
   /// naming it; nothing is added then); malformed documents raise ModelError. Returns how many
@@ -106,6 +161,9 @@ class Simulator {
                     Eigen::Ref<MatX>* penetration, Eigen::Ref<MatX>* energy);
   void step_unchecked(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau);
   void implicit_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau);
+  void rigid_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::Ref<const VecX>& tau);
+  /// Y = K J^T for the first `rows` rows of rigid_J_ (K: M^-1, or the constrained response).
+  void rigid_response(const Eigen::Ref<const VecX>& q, int rows);
   /// out = q (+) xi (allocation-free).
   void retract(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& xi, double dt,
                Eigen::Ref<VecX> out) const;
@@ -126,6 +184,22 @@ class Simulator {
   Eigen::Matrix<double, 3, Eigen::Dynamic> Jp_;   ///< ... a contact point's Jacobian (3 x nv, world)
   Eigen::Matrix<double, Eigen::Dynamic, 3> JtD_;  ///< ... Jp^T times a 3 x 3 block
   VecX rhs_, dv_;                                 ///< the pairs at the start of the last step
+  // rigid contact scratch, sized for every pair on the first rigid step (ensure_rigid_capacity)
+  RigidContactOptions rigid_;
+  JointLimitOptions limits_;
+  std::vector<int> limited_joints_;  ///< the 1-DoF joints with a finite position limit
+  VecX tau_limited_;                 ///< tau plus the joint-limit penalties
+  /// tau plus the penalties at (q, v) (tau itself when limits are off).
+  const Eigen::Ref<const VecX> with_limit_forces(const Eigen::Ref<const VecX>& q, const Eigen::Ref<const VecX>& v,
+                                                 const Eigen::Ref<const VecX>& tau);
+  double limit_energy(const Eigen::Ref<const VecX>& q) const;
+  RigidContactReport rigid_report_;
+  std::vector<int> rigid_active_;                ///< pair index of each active pair
+  MatX rigid_J_, rigid_Y_, rigid_G_, rigid_Gn_;  ///< contact rows, K J^T, Delassus, its normal block
+  VecX rigid_b_, rigid_p_, rigid_mu_, rigid_m_, rigid_phi_, v_free_;
+  std::vector<double> rigid_warm_;  ///< last impulses per pair and row (PGS warm start)
+  LemkeSolver lemke_;
+  void ensure_rigid_capacity();
 };
 
 /// Rollouts from B initial states at once, each under its own torques, on `threads` threads

@@ -1,6 +1,6 @@
 // URDF loader: a URDF robot description -> plucker::Model.
 //
-// Mapping (details and examples in docs/urdf.md)
+// Mapping (details and examples: documentation, Loading URDF)
 //   * Bodies are numbered depth-first from the root link, visiting each link's child
 //     joints in document order, so every subtree occupies a contiguous index range.
 //   * Root link. RootJoint::Fixed: the root link is body 0 and the model's base is named
@@ -24,7 +24,7 @@
 //     <collision> (except spheres, when UrdfOptions::collision_spheres asks for them),
 //     <material>, <transmission>, <gazebo>, <safety_controller>, <calibration>, and any
 //     other element.
-//   * <loop_joint> (plucker's extension, docs/loops.md): Model::add_loop_joint with its
+//   * <loop_joint> (plucker's extension; documentation: Closed kinematic loops): Model::add_loop_joint with its
 //     predecessor/successor frames resolved to bodies (merged links included).
 //
 // Validation policy
@@ -71,7 +71,7 @@ enum class RootJoint {
   FreeFlyer,  ///< the root link is body 1, moved by a 6-DoF JointFreeFlyer "root_joint"
 };
 
-/// Caps on a URDF document (docs/urdf.md, "Limits"), checked by one linear pass over its bytes
+/// Caps on a URDF document (documentation: Loading URDF, "Limits"), checked by one linear pass over its bytes
 /// before the XML is parsed, so that no input costs more than a bounded time and memory: beyond
 /// any of them load_urdf / load_urdf_string throw ModelError naming the cap, the value found
 /// and the line. Real robot files stay far below (the largest of the shared models: 133 KB,
@@ -83,18 +83,18 @@ inline constexpr long kMaxNodes = 2'000'000;                     ///< elements, 
 inline constexpr long kMaxAttributes = 4'000'000;                ///< attributes in the whole document
 inline constexpr long kMaxAttributesPerElement = 64;
 inline constexpr int kMaxDepth = 64;  ///< nesting depth of elements
-/// <loop_joint> elements (each adds up to 6 constraint rows; Model::add_loop_joint's
+/// `<loop_joint>` elements (each adds up to 6 constraint rows; Model::add_loop_joint's
 /// duplicate-name check is linear, so many of them cost quadratic time)
 inline constexpr long kMaxLoopJoints = 1'000;
 }  // namespace urdf_limits
 
-/// A <collision> sphere of a link (UrdfOptions::collision_spheres): the centre is the collision
-/// <origin> xyz in the link's frame.
+/// A `<collision>` sphere of a link (UrdfOptions::collision_spheres): the centre is the collision
+/// `<origin>` xyz in the link's frame.
 struct UrdfCollisionSphere {
   std::string link;
   Vec3 center = Vec3::Zero();
   double radius = 0.0;
-  int line = 0;  ///< of the <collision> element
+  int line = 0;  ///< of the `<collision>` element
 };
 
 struct UrdfOptions {
@@ -104,7 +104,7 @@ struct UrdfOptions {
   /// Receives each warning (already prefixed with the file name). Empty: print
   /// "plucker: warning: <msg>" to stderr.
   std::function<void(const std::string&)> on_warning;
-  /// When set, receives every <collision> whose <geometry> is a <sphere radius=".."/>, in document
+  /// When set, receives every `<collision>` whose `<geometry>` is a `<sphere radius=".."/>`, in document
   /// order (other geometries are skipped). A sphere without a finite radius >= 0 is refused
   /// (ModelError naming the link), as is a centre beyond the physical range.
   std::vector<UrdfCollisionSphere>* collision_spheres = nullptr;

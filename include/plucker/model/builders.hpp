@@ -51,8 +51,8 @@ Model build_random_tree(int n, double branching_factor, double skew, double tape
 Model build_humanoid(std::uint64_t seed = 0, bool floating_base = true);
 
 /// Quadruped (ANYmal/HyQ-like): trunk ~25 kg (body 1, free-flyer if floating_base, else fixed)
-/// and four legs LF, RF, LH, RH, each ~2.5 kg with joints <leg>_HAA (about x), <leg>_HFE (about
-/// y), <leg>_KFE (about y) and bodies <leg>_HIP, <leg>_THIGH, <leg>_SHANK; frames <leg>_FOOT.
+/// and four legs LF, RF, LH, RH, each ~2.5 kg with joints `<leg>_HAA` (about x), `<leg>_HFE` (about
+/// y), `<leg>_KFE` (about y) and bodies `<leg>_HIP`, `<leg>_THIGH`, `<leg>_SHANK`; frames `<leg>_FOOT`.
 /// Floating: nq = 19, nv = 18; fixed: nq = nv = 12.
 Model build_quadruped(std::uint64_t seed = 0, bool floating_base = true);
 
@@ -66,10 +66,10 @@ Model build_quadruped(std::uint64_t seed = 0, bool floating_base = true);
 /// (the free-flyer position within +-2 m).
 Model build_all_joints_tree(std::uint64_t seed = 0);
 
-// ---- closed-loop mechanisms (paper 000 §3.4): spanning tree + loop joints ----
-// Links are solid rods (radius 0.02 m) of `density` kg per metre. Each is built so that
-// neutral(model) is an assembled configuration (phi(q) = 0); the nominal angles are built
-// into the tree joints' X_tree.
+// ---- closed-loop mechanisms (Featherstone & Orin, "Robot Dynamics: Equations and Algorithms", ICRA 2000, §3.4):
+// spanning tree + loop joints ---- Links are solid rods (radius 0.02 m) of `density` kg per metre. Each is built so
+// that neutral(model) is an assembled configuration (phi(q) = 0); the nominal angles are built into the tree joints'
+// X_tree.
 
 /// Planar four-bar in the x-y plane, gravity (0, -9.81, 0): ground pivots A = origin and
 /// D = (ground, 0, 0); "crank" turns about A (joint "crank_joint", q = its absolute angle from

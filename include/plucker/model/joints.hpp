@@ -1,9 +1,10 @@
-// The joint library (paper 000 §3.1, paper 002 §2: a joint has nq position and nv motion
-// variables, nq >= nv): the joint kinds as small descriptions (an axis, a pitch, a basis, a
+// The joint library (Featherstone & Orin, "Robot Dynamics: Equations and Algorithms", ICRA 2000, §3.1; Jain, "Unified
+// Formulation of Dynamics for Serial Rigid Multibody Systems", J. Guidance, Control, and Dynamics 1991, §2: a joint has
+// nq position and nv motion variables, nq >= nv): the joint kinds as small descriptions (an axis, a pitch, a basis, a
 // subspace) with their configuration-space operations. Their kinematics — X_J(q) X_tree, S v,
-// S^T f, v x S qd — are written once in src/model/joint_kernels.hpp, generic over the scalar
-// (one state, or W states in SIMD lanes), and used by every algorithm; the members below give
-// them on double for users and tests:
+// S^T f, v x S qd — are written once in the library (src/model/joint_kernels.hpp of the source tree), generic over the
+// scalar (one state, or W states in SIMD lanes), and used by every algorithm; the members below give them on double for
+// users and tests:
 //   static constexpr int NQ, NV          (NV == Eigen::Dynamic for JointGeneral)
 //   int nq() const, nv() const
 //   Transform transform(const double* q)                X_J(q): joint frame -> body frame
@@ -15,7 +16,8 @@
 //   neutral / integrate / difference / normalize / random  (configuration space)
 //
 // Every motion subspace here is constant in the body frame, so the apparent derivative
-// c_J = (d/dt S) v is zero and the velocity-product term of Eq. 4 is v_i x (S v) (RBDA Eq. 3.40).
+// c_J = (d/dt S) v is zero and the velocity-product term of Featherstone & Orin 2000 Eq. 4 is v_i x (S v)
+// (Featherstone, "Rigid Body Dynamics Algorithms", Springer 2008, Eq. 3.40).
 //
 // Quaternions are stored [qx qy qz qw] (Eigen's coeffs order), body-to-parent.
 #pragma once
@@ -26,6 +28,7 @@
 #include <variant>
 
 #include "plucker/spatial.hpp"
+#include "plucker/spatial/lie.hpp"
 
 namespace plucker {
 
@@ -40,13 +43,9 @@ inline void quat_to(const Quat& r, double* q) {
   q[2] = r.z();
   q[3] = r.w();
 }
-/// exp of a rotation vector as a quaternion (exact, small-angle safe).
-Quat quat_exp(const Vec3& w);
-/// log of a unit quaternion as a rotation vector in the ball of radius pi.
-Vec3 quat_log(const Quat& q);
-/// SO(3) left Jacobian V(w) = I + (1-cos t)/t^2 wx + (t - sin t)/t^3 wx^2 and its inverse.
-Mat3 so3_left_jacobian(const Vec3& w);
-Mat3 so3_left_jacobian_inverse(const Vec3& w);
+/// exp of a rotation vector as a quaternion, and log (plucker/spatial/lie.hpp).
+inline Quat quat_exp(const Vec3& w) { return quaternion_exp(w); }
+inline Vec3 quat_log(const Quat& q) { return quaternion_log(q); }
 /// Pose (R, p) = exp of the twist [w; v] (body twist over unit time).
 void se3_exp(const Motion& twist, Mat3& R, Vec3& p);
 /// Uniformly distributed unit quaternion.
@@ -58,8 +57,8 @@ inline double uniform(std::mt19937_64& rng, double lo, double hi) {
 double sample_bound(double limit, double fallback);
 }  // namespace detail
 
-/// The kinematics on double of a joint kind J (defined in src/model/joints.cpp from the
-/// generic kernels of src/model/joint_kernels.hpp).
+/// The kinematics on double of a joint kind J (compiled into the library from
+/// the generic joint kernels, which are not installed).
 template <class J>
 struct JointKinematics {
   Transform transform(const double* q) const;

@@ -1,5 +1,6 @@
 // The structure of the joint-space inertia matrix that the tree's branching implies
-// (branch-induced sparsity, paper 003: Featherstone 2005), and which part of M to fill.
+// (branch-induced sparsity: Featherstone, "Efficient Factorization of the Joint-Space Inertia Matrix for Branched
+// Kinematic Trees", IJRR 2005), and which part of M to fill.
 #pragma once
 
 #include <vector>

@@ -1,7 +1,7 @@
-// Loop-closing joints (paper 000 §3.4): a mechanism with kinematic loops is modelled as a
-// spanning tree (the Model's bodies and tree joints) plus loop joints. A loop joint connects
-// a frame on a predecessor body to a frame on a successor body; when the loop is closed the
-// two frames coincide up to the joint's own motion (rotation about its axis for a revolute,
+// Loop-closing joints (Featherstone & Orin, "Robot Dynamics: Equations and Algorithms", ICRA 2000, §3.4): a mechanism
+// with kinematic loops is modelled as a spanning tree (the Model's bodies and tree joints) plus loop joints. A loop
+// joint connects a frame on a predecessor body to a frame on a successor body; when the loop is closed the two frames
+// coincide up to the joint's own motion (rotation about its axis for a revolute,
 // ...). It removes 6 - dof(type) degrees of freedom.
 #pragma once
 

@@ -1,4 +1,6 @@
-// The kinematic-tree model of paper 000 §3.1 (generalised joints as in paper 002 §2).
+// The kinematic-tree model of Featherstone & Orin, "Robot Dynamics: Equations and Algorithms", ICRA 2000, §3.1
+// (generalised joints as in Jain, "Unified Formulation of Dynamics for Serial Rigid Multibody Systems", J. Guidance,
+// Control, and Dynamics 1991, §2).
 //
 // Bodies are numbered 0..N with parent(i) < i; body 0 is the fixed base ("world"
 // for a floating-base robot, the URDF root link for a fixed-base one). Joint i
@@ -19,7 +21,7 @@
 
 namespace plucker {
 
-/// q_follower = multiplier * q_leader + offset (URDF <mimic>). Not enforced by the tree
+/// q_follower = multiplier * q_leader + offset (URDF `<mimic>`). Not enforced by the tree
 /// algorithms (the mimic joint is an independent coordinate for rnea/crba/aba); the
 /// constraint API (constraints/) adds it to the loop constraints phi(q) = 0.
 struct MimicRelation {
@@ -56,7 +58,7 @@ class Model {
   /// Adds inertia (expressed in the body frame) to an existing body, e.g. a merged fixed link.
   void add_inertia(int body, const RigidBodyInertia& inertia);
   void add_mimic(const MimicRelation& mimic);
-  /// Adds a loop-closing joint (paper 000 §3.4). Throws ModelError for an empty or duplicate
+  /// Adds a loop-closing joint (Featherstone & Orin 2000, §3.4). Throws ModelError for an empty or duplicate
   /// name, unknown or equal bodies, a zero axis (normalised otherwise) or non-finite frames.
   /// Returns its index. Make Data after the last loop joint is added.
   int add_loop_joint(const LoopJoint& joint);
@@ -69,7 +71,7 @@ class Model {
   int nq() const { return nq_; }
   int nv() const { return nv_; }
 
-  // ---- topology (paper notation: lambda(i) parent, mu(i) children, nu(i) subtree) ----
+  // ---- topology (Featherstone's notation: lambda(i) parent, mu(i) children, nu(i) subtree) ----
   // Stored in O(N): parents, children, depths, and for depth-first models (every subtree a
   // contiguous index range, as the URDF loader numbers them) the end of each subtree.
   int parent(int i) const { return parent_[i]; }

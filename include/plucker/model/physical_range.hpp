@@ -1,4 +1,4 @@
-// The physical range a model must lie in (docs/urdf.md, "Physical range"). Values outside it
+// The physical range a model must lie in (documentation: Loading URDF, "Physical range"). Values outside it
 // are refused when a model is built (Model::add_body and friends) or loaded, in strict and
 // default mode alike: they are not robots, and they overflow the dynamics (a joint origin
 // of 1e308 m makes every torque infinite).

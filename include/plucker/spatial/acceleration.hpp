@@ -1,5 +1,6 @@
-// Spatial vs conventional (classical) acceleration (paper 003, "spatial vs
-// conventional acceleration"; paper 000 footnote 1).
+// Spatial vs conventional (classical) acceleration (Featherstone, "The
+// Acceleration Vector of a Rigid Body", IJRR 2001; Featherstone & Orin, "Robot Dynamics: Equations and Algorithms",
+// ICRA 2000, footnote 1).
 //
 // The spatial acceleration a = [omega_dot; nu_dot] differentiates the velocity
 // *field* nu (velocity of whichever body point is at the origin now), so it is

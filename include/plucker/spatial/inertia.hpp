@@ -1,10 +1,11 @@
-// Spatial inertias (paper 000 §3; RBDA §2.13).
+// Spatial inertias (Featherstone & Orin, "Robot Dynamics: Equations and Algorithms", ICRA 2000, §3; Featherstone,
+// "Rigid Body Dynamics Algorithms", Springer 2008, §2.13).
 //
 // RigidBodyInertia is stored compactly: mass m, first moment h = m c (c = centre
 // of mass), and the rotational inertia Ibar about the frame origin. As a 6x6
 // matrix (M6 -> F6):  I = [Ibar  hx ; hx^T  m 1].
 //
-// ArticulatedBodyInertia is a symmetric 6x6 matrix (paper 000 Eq. 12) with the
+// ArticulatedBodyInertia is a symmetric 6x6 matrix (Featherstone & Orin 2000, Eq. 12) with the
 // operations the articulated-body algorithm needs.
 #pragma once
 
@@ -110,7 +111,7 @@ class RigidBodyInertia {
   Mat3 Ibar_ = Mat3::Zero();
 };
 
-/// Articulated-body inertia: a symmetric 6x6 M6 -> F6 map (paper 000 Eq. 11-12).
+/// Articulated-body inertia: a symmetric 6x6 M6 -> F6 map (Featherstone & Orin 2000, Eqs. 11-12).
 class ArticulatedBodyInertia {
  public:
   ArticulatedBodyInertia() : M_(Mat6::Zero()) {}

@@ -1,5 +1,5 @@
 // Plucker coordinate transforms, stored compactly as (E, r) — never as a 6x6
-// product in the hot path (Featherstone, RBDA §2.8).
+// product in the hot path (Featherstone, "Rigid Body Dynamics Algorithms", Springer 2008, §2.8).
 //
 // A Transform named B_X_A maps coordinates in frame A to coordinates in frame B:
 //   E: 3x3 rotation taking A-coordinates to B-coordinates (E = R^T where the
@@ -40,7 +40,7 @@ struct Transform {
   /// From roll-pitch-yaw (URDF: R = Rz(yaw) Ry(pitch) Rx(roll)) and xyz of B in A.
   static Transform from_rpy_xyz(const Vec3& rpy, const Vec3& xyz);
 
-  // ---- action on spatial vectors (src/spatial/ops.hpp, the one implementation) ----
+  // ---- action on spatial vectors (one implementation, in the library: src/spatial/ops.hpp of the source tree) ----
   /// X m: motion in A -> motion in B.
   Motion apply(const Motion& m) const;
   /// X* f: force in A -> force in B.

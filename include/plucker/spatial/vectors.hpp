@@ -1,5 +1,5 @@
-// Spatial motion (M6) and force (F6) vectors, paper 000 §3 and paper 003
-// ("Plucker basis vectors"). The two are dual spaces: the only inner product
+// Spatial motion (M6) and force (F6) vectors, Featherstone & Orin, "Robot Dynamics: Equations and Algorithms", ICRA
+// 2000, §3, and Featherstone, "Plucker Basis Vectors", ICRA 2006. The two are dual spaces: the only inner product
 // between them is dot(Motion, Force), the power of a force on a motion.
 //
 // Storage convention everywhere: [angular; linear].

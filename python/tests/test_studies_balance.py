@@ -1,0 +1,372 @@
+"""Balance studies (issue #22): velocity gains, the simple planar model, the balance controller.
+
+Checks, each against something independent of the code under test:
+- the double pendulum's velocity gain against its 2-DoF closed form (JSIM and COM written out);
+- the gain against a simulated impulse: a short stiff torque pulse integrated with RK4 over
+  plucker.aba, its velocity changes compared with the gain (free others), and with a model in
+  which the other joints are welded (locked others);
+- the simple model's two equations (L dot = m g x, x dot = L/(m g Tc^2) + G qd) against finite
+  differences of a simulated trajectory;
+- bad input gets a clear error.
+"""
+import math
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import plucker
+import plucker_studies as ps
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "studies"))
+
+G0 = 9.81
+DP = dict(lengths=[1.0, 0.8], masses=[2.0, 3.0], coms=[0.45, 0.3], inertias=[0.15, 0.4])
+
+
+def double_pendulum_closed_form(q1, q2, lengths, masses, coms, inertias):
+    """(H, J, G): the planar double pendulum on a point foot, q1 = the foot's angle from vertical,
+    q2 = the knee's relative angle, x = horizontal, positive toward the lean; J = d x_com / dq."""
+    (l1, _), (m1, m2), (c1, c2), (I1, I2) = lengths, masses, coms, inertias
+    m = m1 + m2
+    H11 = I1 + I2 + m1 * c1 ** 2 + m2 * (l1 ** 2 + c2 ** 2 + 2 * l1 * c2 * math.cos(q2))
+    H12 = I2 + m2 * (c2 ** 2 + l1 * c2 * math.cos(q2))
+    H22 = I2 + m2 * c2 ** 2
+    J1 = (m1 * c1 * math.cos(q1) + m2 * (l1 * math.cos(q1) + c2 * math.cos(q1 + q2))) / m
+    J2 = m2 * c2 * math.cos(q1 + q2) / m
+    return np.array([[H11, H12], [H12, H22]]), np.array([J1, J2]), J2 - J1 * H12 / H11
+
+
+@pytest.mark.parametrize("q", [(0.0, 0.0), (0.1, 0.4), (-0.3, 1.2), (0.7, -2.0)])
+def test_double_pendulum_gain_matches_closed_form(q):
+    m = ps.planar_chain(**DP)
+    H, J, G = double_pendulum_closed_form(*q, **DP)
+    qa = np.array(q)
+    np.testing.assert_allclose(plucker.crba(m, qa), H, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(plucker.center_of_mass_jacobian(m, qa)[0], J, rtol=1e-13, atol=1e-14)
+    assert ps.velocity_gain(m, qa, "joint2") == pytest.approx(G, rel=1e-12, abs=1e-14)
+    # With two joints only, locking or freeing "the others" is the same (there are none).
+    assert ps.velocity_gain(m, qa, "joint2", others="free") == pytest.approx(G, rel=1e-12, abs=1e-14)
+
+
+def test_point_mass_on_massless_leg_has_zero_gain():
+    # All the mass in one point at the top of link 2 and nothing else: moving joint 2 at constant
+    # angular momentum cannot move the COM (G = J2 - J1 H12/H11 = c - (l1+c) c/(l1+c) = 0).
+    # (planar_chain gives a point mass 1e-6 m l^2 of inertia: the gain is that small, ~1e-7 m.)
+    m = ps.planar_chain([1.0, 0.5], [1e-6, 4.0], coms=[0.5, 0.5], inertias=[0.0, 0.0])
+    assert abs(ps.velocity_gain(m, np.array([0.0, 0.0]), "joint2")) < 1e-6
+    # and a rotational inertia of link 2 makes it negative: I2 (m2 c2/m - h) / H11 < 0.
+    m = ps.planar_chain([1.0, 0.5], [1e-6, 4.0], coms=[0.5, 0.5], inertias=[0.0, 0.5])
+    assert ps.velocity_gain(m, np.array([0.0, 0.0]), "joint2") == pytest.approx(0.5 * (0.5 - 1.5) / (0.5 + 4 * 1.5 ** 2), rel=1e-5)
+
+
+def impulse_response(model, q0, joint, impulse, eps, substeps=20):
+    """Velocity change of a torque pulse impulse/eps on [0, eps] at `joint` from rest, minus the
+    same interval without the pulse (which removes gravity's first-order effect)."""
+    j = model.joint_v_index(joint)
+
+    def run(scale):
+        tau = np.zeros(model.nv)
+        tau[j] = scale * impulse / eps
+        _, Q, V = ps.rk4_rollout(model, q0, np.zeros(model.nv), lambda t, q, v: tau, eps, eps / substeps)
+        return Q[-1], V[-1]
+
+    q1, v1 = run(1.0)
+    q0_, v0_ = run(0.0)
+    D = ps.horizontal_directions(model, q0)
+    xd1 = (D @ plucker.center_of_mass_jacobian(model, q1) @ v1)[0]
+    xd0 = (D @ plucker.center_of_mass_jacobian(model, q0_) @ v0_)[0]
+    return v1 - v0_, xd1 - xd0
+
+
+@pytest.mark.parametrize("q", [(0.0, 0.3), (0.2, -0.8)])
+def test_double_pendulum_gain_matches_simulated_impulse(q):
+    m = ps.planar_chain(**DP)
+    q = np.array(q)
+    G = ps.velocity_gain(m, q, "joint2")
+    errs = []
+    for eps in (1e-3, 1e-4):
+        dv, dxd = impulse_response(m, q, "joint2", 0.5, eps)
+        errs.append(abs(dxd / dv[1] - G))
+        # No impulse at the foot: its momentum H_1. v is unchanged (to the pulse's O(eps) error).
+        assert abs(plucker.crba(m, q)[0] @ dv) < 50 * eps
+    assert errs[1] < 2e-4 * max(abs(G), 0.01)
+    assert errs[1] < 0.2 * errs[0]  # the error is the pulse's: it shrinks with eps (first order)
+
+
+TP = dict(lengths=[0.9, 0.7, 0.5], masses=[3.0, 2.0, 5.0], coms=[0.4, 0.35, 0.2], inertias=[0.2, 0.1, 0.5])
+
+
+@pytest.mark.parametrize("joint", ["joint2", "joint3"])
+def test_triple_pendulum_free_gain_matches_impulse(joint):
+    m = ps.planar_chain(**TP)
+    q = np.array([0.1, -0.4, 0.6])
+    G = ps.velocity_gain(m, q, joint, others="free")
+    dv, dxd = impulse_response(m, q, joint, 0.5, 1e-4)
+    assert dxd / dv[m.joint_v_index(joint)] == pytest.approx(G, rel=2e-3, abs=2e-5)
+
+
+@pytest.mark.parametrize("joint,other", [("joint2", 3), ("joint3", 2)])
+def test_triple_pendulum_locked_gain_matches_welded_model(joint, other):
+    # The locked gain of the full model = the gain of the model with the other joint welded at
+    # its angle, and the welded model's gain is checked by its own simulated impulse.
+    q = np.array([0.1, -0.4, 0.6])
+    m = ps.planar_chain(**TP)
+    G = ps.velocity_gain(m, q, joint, others="locked")
+    welded = ps.planar_chain(**TP, locked={other: q[other - 1]})
+    qw = np.delete(q, other - 1)
+    assert ps.velocity_gain(welded, qw, joint) == pytest.approx(G, rel=1e-12, abs=1e-14)
+    dv, dxd = impulse_response(welded, qw, joint, 0.5, 1e-4)
+    assert dxd / dv[welded.joint_v_index(joint)] == pytest.approx(G, rel=2e-3, abs=2e-5)
+    # and the free gain differs (the other joint moves under the impulse), so the option matters.
+    assert abs(ps.velocity_gain(m, q, joint, others="free") - G) > 1e-3
+
+
+def test_simple_model_equations_along_a_trajectory():
+    # L dot = m g x and x dot = L/(m g Tc^2) + sum G_j qd_j, with L = H_1. v, hold at every
+    # instant while the robot moves under arbitrary joint torques (no torque at the foot).
+    m = ps.planar_chain(**TP)
+    dt = 1e-3
+
+    def tau(t, q, v):
+        return np.array([0.0, 3.0 * math.sin(7 * t), -2.0 * math.cos(5 * t)])
+
+    T, Q, V = ps.rk4_rollout(m, np.array([0.02, 0.1, -0.1]), np.array([0.1, 0.0, 0.3]), tau, 0.3, dt)
+    L = np.array([plucker.crba(m, q)[0] @ v for q, v in zip(Q, V)])
+    x = np.array([ps.planar_balance_model(m, q).x for q in Q])
+    Ldot = (L[2:] - L[:-2]) / (2 * dt)  # central differences, O(dt^2)
+    bm = [ps.planar_balance_model(m, q, v) for q, v in zip(Q, V)]
+    np.testing.assert_allclose(Ldot, [b.mass * G0 * b.x for b in bm[1:-1]], atol=2e-5 * np.max(np.abs(Ldot)) + 1e-6)
+    xdot_fd = (x[2:] - x[:-2]) / (2 * dt)
+    xdot_model = [b.L / (b.mass * G0 * b.Tc ** 2) + b.gains["joint2"] * v[1] + b.gains["joint3"] * v[2]
+                  for b, v in zip(bm[1:-1], V[1:-1])]
+    np.testing.assert_allclose(xdot_fd, xdot_model, atol=1e-5)
+    np.testing.assert_allclose(xdot_fd, [b.xdot for b in bm[1:-1]], atol=1e-5)
+
+
+def test_time_constant_of_a_single_inverted_pendulum():
+    # One link, point mass at height h: Tc = sqrt(h/g); with a rod's own inertia, sqrt(H11/(m g c)).
+    m = ps.planar_chain([1.0], [2.0], coms=[1.0], inertias=[0.0])  # (1e-6 m l^2 of inertia)
+    assert ps.planar_balance_model(m, np.zeros(1)).Tc == pytest.approx(math.sqrt(1.0 / G0), rel=1e-6)
+    m = ps.planar_chain([1.0], [2.0])
+    assert ps.planar_balance_model(m, np.zeros(1)).Tc == pytest.approx(math.sqrt((1 / 3) / (G0 * 0.5)), rel=1e-12)
+
+
+def test_bad_input_is_named():
+    m = ps.planar_chain(**DP)
+    q = np.zeros(2)
+    with pytest.raises(ValueError, match="no joint named 'knee'"):
+        ps.velocity_gain(m, q, "knee")
+    with pytest.raises(ValueError, match="contact joint .*passive"):
+        ps.velocity_gain(m, q, "contact")
+    with pytest.raises(ValueError, match="q has shape"):
+        ps.velocity_gain(m, np.zeros(3), "joint2")
+    with pytest.raises(ValueError, match="non-finite"):
+        ps.velocity_gain(m, np.array([0.0, np.nan]), "joint2")
+    with pytest.raises(ValueError, match="others"):
+        ps.velocity_gain(m, q, "joint2", others="loose")
+    with pytest.raises(TypeError, match="plucker.Model"):
+        ps.velocity_gain("robot", q, "joint2")
+    # A first joint that is not revolute is not a point foot.
+    slider = plucker.Model.from_urdf_string(ps.planar_chain_urdf([1.0, 1.0], [1.0, 1.0]).replace(
+        '<joint name="contact" type="continuous">', '<joint name="contact" type="prismatic"><limit lower="-1" upper="1" effort="1" velocity="1"/>'))
+    with pytest.raises(ValueError, match="contact joint 'contact' is prismatic"):
+        ps.velocity_gain(slider, q, "joint2")
+    # A vertical contact axis has no horizontal direction of motion.
+    vertical = plucker.Model.from_urdf_string(ps.planar_chain_urdf([1.0, 1.0], [1.0, 1.0]).replace(
+        '<axis xyz="0 1 0"/></joint>', '<axis xyz="0 0 1"/></joint>', 1))
+    with pytest.raises(ValueError, match="vertical axis"):
+        ps.velocity_gain(vertical, q, "joint2")
+    with pytest.raises(ValueError, match="not above the contact point"):
+        ps.planar_balance_model(m, np.array([math.pi, 0.0]))
+    with pytest.raises(ValueError, match="masses"):
+        ps.planar_chain([1.0, 1.0], [1.0])
+
+
+# ------------------------------------------------------------------ the balance controller
+def hold(q0):
+    return lambda t: (q0, np.zeros(len(q0)), np.zeros(len(q0)))
+
+
+@pytest.mark.parametrize("p", [3.0, 8.0])
+def test_four_term_law_places_the_full_robots_poles(p):
+    # Linearise the *full* nonlinear robot (plucker.aba) under the law at the balance point by
+    # central differences: its characteristic polynomial must be (s + p)^4, which the gains were
+    # designed for from the two-number model alone.
+    m = ps.planar_chain(**DP)
+    q0 = ps.balanced_configuration(m, np.array([0.0, 0.5]))
+    ctl = ps.PlanarBalanceController(m, "joint2", q0, p, hold(q0))
+
+    def f(z):
+        return np.concatenate([z[2:], plucker.aba(m, z[:2], z[2:], ctl.torque(0.0, z[:2], z[2:]))])
+
+    z0 = np.concatenate([q0, np.zeros(2)])
+    A = np.column_stack([(f(z0 + e) - f(z0 - e)) / 2e-6 for e in 1e-6 * np.eye(4)])
+    np.testing.assert_allclose(np.poly(A), np.poly([-p] * 4), rtol=1e-5)
+
+
+def test_balanced_configuration_puts_com_over_the_foot():
+    m = ps.planar_chain(**TP)
+    q = ps.balanced_configuration(m, np.array([0.3, 0.4, -0.9]))
+    assert q[1:] == pytest.approx([0.4, -0.9])
+    assert abs(plucker.center_of_mass(m, q)[0]) < 1e-12  # the contact point is the origin
+
+
+def test_push_recovery():
+    m = ps.planar_chain(**DP)
+    q0 = ps.balanced_configuration(m, np.array([0.0, 0.5]))
+    top = plucker.frame_pose(m, q0, "link2")[:3, 3] + 0.8 * plucker.frame_pose(m, q0, "link2")[:3, 2]
+    v0 = ps.point_impulse(m, q0, "link2", top, [0.5, 0.0, 0.0])
+    ctl = ps.PlanarBalanceController(m, "joint2", q0, 5.0, hold(q0))
+    T, Q, V = ps.rk4_rollout(m, q0, v0, ctl.torque, 3.0, 2e-3, record_every=10)
+    x = np.array([ps.planar_balance_model(m, q).x for q in Q])
+    assert np.max(np.abs(x)) < 0.1  # the COM never leaves a 10 cm band around the foot
+    assert abs(x[-1]) < 2e-3 and abs(Q[-1, 1] - q0[1]) < 1e-2  # back to the balanced pose
+    late = T > 2.0
+    assert np.max(np.abs(x[late])) < 0.2 * np.max(np.abs(x))  # the error has decayed
+
+
+def test_point_impulse_changes_angular_momentum_by_the_impulses_moment():
+    # L = H_1. v is the angular momentum about the contact axis (y through the origin); a push
+    # iota at point p changes it by (p x iota) . y — an independent statement of mechanics.
+    m = ps.planar_chain(**DP)
+    q = np.array([0.2, 0.7])
+    p = plucker.frame_pose(m, q, "link2")[:3, 3] + 0.5 * plucker.frame_pose(m, q, "link2")[:3, 2]
+    iota = np.array([1.3, 0.0, -0.4])
+    dv = ps.point_impulse(m, q, "link2", p, iota)
+    assert plucker.crba(m, q)[0] @ dv == pytest.approx(np.cross(p, iota)[1], rel=1e-12)
+
+
+def test_reverse_time_lowpass_matches_closed_forms():
+    T = 0.3
+    t = np.linspace(0.0, 4.0, 4001)
+    step = (t >= 2.0).astype(float)
+    y = ps.reverse_time_lowpass(t, step, T)
+    expect = np.where(t >= 2.0, 1.0, np.exp(-(2.0 - t) / T))
+    # the step is a ramp over one sample on the grid: compare away from it
+    far = np.abs(t - 2.0) > 2e-3
+    np.testing.assert_allclose(y[far], expect[far], atol=5e-3)
+    # a ramp u = t (held after the end): y = t + T exactly, away from the end (e^-30 there)
+    T = 0.1
+    y = ps.reverse_time_lowpass(t, t, T)
+    inner = t < 4.0 - 30 * T
+    np.testing.assert_allclose(y[inner], t[inner] + T, rtol=1e-12, atol=1e-9)
+    with pytest.raises(ValueError, match="increasing"):
+        ps.reverse_time_lowpass(t[::-1], t, T)
+
+
+def test_preview_filter_removes_the_wrong_way_motion():
+    m = ps.planar_chain(**DP)
+    q0 = ps.balanced_configuration(m, np.array([0.0, 0.5]))
+    Tc = ps.planar_balance_model(m, q0).Tc
+    grid = np.arange(0.0, 5.0, 1e-3)
+    raw = np.clip((grid - 1.0) / 1.0, 0.0, 1.0) * (-0.8) + 0.5  # 0.5 -> -0.3 rad over 1 s from t = 1 s
+    result = {}
+    for name, series in (("raw", raw), ("preview", ps.reverse_time_lowpass(grid, raw, Tc))):
+        ctl = ps.PlanarBalanceController(
+            m, "joint2", q0, 5.0, lambda t, s=series: (np.array([0.0, np.interp(t, grid, s)]), np.zeros(2), np.zeros(2)))
+        T, Q, V = ps.rk4_rollout(m, q0, np.zeros(2), ctl.torque, 3.0, 4e-3, record_every=5)
+        x = np.array([ps.planar_balance_model(m, q).x for q in Q])
+        result[name] = (T, Q, x)
+    T, Q, x = result["raw"]
+    assert Q[:, 1].max() - 0.5 > 0.05  # non-minimum phase: the joint first moves against the command
+    T, Q, x = result["preview"]
+    assert Q[:, 1].max() - 0.5 < 0.02  # the preview filter removes (most of) it
+    assert np.max(np.abs(x[T < 1.0])) > 1e-3  # ... by leaning before the command moves
+    assert abs(Q[-1, 1] + 0.3) < 0.02 and abs(x[-1]) < 5e-3  # and it arrives, balanced
+
+
+def test_compensating_the_other_joints_motion_helps():
+    m = ps.planar_chain(**TP)
+    q0 = ps.balanced_configuration(m, np.array([0.0, 0.3, -0.3]))
+
+    def cmd(t):
+        s = min(max((t - 0.5) / 0.8, 0.0), 1.0)
+        y = q0[1] + 0.4 * (10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5)
+        yd = 0.4 * (30 * s ** 2 - 60 * s ** 3 + 30 * s ** 4) / 0.8 if 0 < s < 1 else 0.0
+        ydd = 0.4 * (60 * s - 180 * s ** 2 + 120 * s ** 3) / 0.64 if 0 < s < 1 else 0.0
+        return np.array([0.0, y, q0[2]]), np.array([0.0, yd, 0.0]), np.array([0.0, ydd, 0.0])
+
+    peak = {}
+    for comp in (False, True):
+        ctl = ps.PlanarBalanceController(m, "joint3", q0, 5.0, cmd, compensate_others=comp)
+        T, Q, V = ps.rk4_rollout(m, q0, np.zeros(3), ctl.torque, 3.0, 4e-3, record_every=5)
+        x = np.array([ps.planar_balance_model(m, q).x for q in Q])
+        peak[comp] = np.max(np.abs(x))
+        assert abs(Q[-1, 1] - (q0[1] + 0.4)) < 1e-2 and abs(Q[-1, 2] - q0[2]) < 2e-2 and abs(x[-1]) < 5e-3
+    assert peak[True] < peak[False]
+
+
+def test_controller_and_gain_errors():
+    m = ps.planar_chain(**DP)
+    q0 = np.zeros(2)
+    with pytest.raises(ValueError, match="velocity gain G"):
+        ps.balance_gains(0.3, 0.0, 5.0, 9.81, 5.0)
+    with pytest.raises(ValueError, match="p = "):
+        ps.balance_gains(0.3, 0.1, 5.0, 9.81, -1.0)
+    with pytest.raises(ValueError, match="balance joint 'contact'"):
+        ps.PlanarBalanceController(m, "contact", q0, 5.0, hold(q0))
+    with pytest.raises(ValueError, match="dt > 0"):
+        ps.rk4_rollout(m, q0, q0, lambda t, q, v: q0, 1.0, 0.0)
+
+
+# ------------------------------------------------------------------ 3-D point contact
+def test_spatial_gain_matrix():
+    import balance as study
+    m = plucker.Model.from_urdf_string(study.spatial_double_pendulum_urdf(**DP))
+    contact = ["contact_x", "contact_y", "contact_z"]
+    planar = ps.planar_chain(**DP)
+    # Sagittal motion: the x row of joint2y's column is the planar gain, and nothing couples.
+    G = ps.velocity_gain_matrix(m, np.array([0.0, 0.1, 0.0, 0.5, 0.0]), ["joint2y", "joint2x"], contact_joints=contact)
+    assert G[0, 0] == pytest.approx(ps.velocity_gain(planar, np.array([0.1, 0.5]), "joint2"), rel=1e-12)
+    assert abs(G[1, 0]) < 1e-14 and abs(G[0, 1]) < 1e-14
+    # A general configuration: the free gain of joint2x against a simulated impulse (both rows).
+    q = np.array([0.1, -0.2, 0.3, 0.5, -0.4])
+    R = study.study_spatial()
+    sim, free = R["impulse"]
+    np.testing.assert_allclose(sim, free, rtol=2e-3, atol=2e-5)
+    np.testing.assert_allclose(free, ps.velocity_gain_matrix(m, q, ["joint2x"], others="free", contact_joints=contact)[:, 0])
+    with pytest.raises(ValueError, match="must be joint number 1"):
+        ps.velocity_gain_matrix(m, q, ["joint2x"], contact_joints=["contact_y"])
+
+
+# ------------------------------------------------------------------ the study script
+def test_quick_study_writes_its_page(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+    env = dict(os.environ)
+    t0 = time.time()
+    r = subprocess.run([sys.executable, os.path.join(study_dir(), "balance.py"), "--quick", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert time.time() - t0 < 120
+    page = (tmp_path / "balance.md").read_text()
+    for fig in ("balance_design_mass.png", "balance_design_length.png", "balance_push.png",
+                "balance_tracking.png", "balance_other_motion.png"):
+        assert (tmp_path / fig).stat().st_size > 1000 and f"({fig})" in page
+    import re
+    assert "## Agreement with the papers" in page and not re.search(r"(?<![\^_])\b(nan|inf)\b", page.lower())
+
+
+def study_dir():
+    import os
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "studies")
+
+
+def test_hyq_on_two_feet():
+    import os
+    import balance as study
+    path = os.path.join(study.MODELS_DIR, "hyq.urdf")
+    if not os.path.exists(path):
+        pytest.skip("../shared/models/hyq.urdf not present")
+    H = study.study_hyq()
+    b = H["model"]
+    assert abs(b.x) < 1e-10 and b.height > 0.3  # balanced over the support line
+    gains = {r[0]: r[1] for r in H["rows"]}
+    # HyQ is left-right and front-back symmetric: the two swing legs' HAA gains are opposite.
+    assert gains["rf_haa_joint"] == pytest.approx(-gains["lh_haa_joint"], rel=0.05)
+    # The hip abduction moves the leg across the line: it has the largest gain.
+    assert max(gains, key=lambda k: abs(gains[k])).endswith("haa_joint")

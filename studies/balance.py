@@ -1,0 +1,745 @@
+#!/usr/bin/env python3
+"""Balance studies (issue #22): velocity gains (Featherstone, RSS 2015 / IJRR 35(14) 2016) and the
+simple planar model of balancing with its four-term preview controller (Featherstone, ISRR 2015 /
+IJRR 2017; Azad & Featherstone, Autonomous Robots 40(1) 2016).
+
+Computes the velocity gains of planar and spatial pendulums on a point foot with
+plucker_studies.velocity_gain (plucker.crba / plucker.minv), checks them against closed forms and
+simulated impulses, sweeps the mass and length distribution of a triple pendulum, simulates the
+balance controller (RK4 over plucker.aba) for push recovery and command tracking with and without
+the preview filter, and analyses HyQ (../shared/models/hyq.urdf) standing on a diagonal pair of
+feet. Writes docs/studies/balance.md and its PNG figures.
+
+    PYTHONPATH=build/python:python /usr/bin/python3 studies/balance.py [--quick] [--out DIR]
+
+Deterministic (no random input). --quick runs coarser sweeps and shorter simulations (tests).
+"""
+import argparse
+import math
+import os
+import sys
+import time
+import warnings
+import xml.etree.ElementTree as ET
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+for extra in (os.path.join(REPO, "python"), os.path.join(REPO, "build", "python")):
+    if os.path.isdir(extra) and extra not in sys.path:
+        sys.path.append(extra)  # after PYTHONPATH: an explicit module location wins
+
+import numpy as np  # noqa: E402
+
+import plucker  # noqa: E402
+import plucker_studies as ps  # noqa: E402
+
+MODELS_DIR = os.path.join(os.environ.get("PLUCKER_SHARED_DIR", os.path.join(REPO, "..", "shared")), "models")
+
+FULL = dict(simplex_step=0.025, sim_dt=1e-3, sim_T=5.0, track_T=6.0, record=10)
+QUICK = dict(simplex_step=0.1, sim_dt=4e-3, sim_T=2.5, track_T=3.0, record=5)
+
+# The double pendulum of the controller study and the checks: a leg (link 1) and a heavy body (link 2).
+DP = dict(lengths=[1.0, 0.8], masses=[2.0, 3.0], coms=[0.45, 0.3], inertias=[0.15, 0.4])
+# A triple pendulum: leg, thigh-like middle link, heavy top (torso with a large inertia).
+TP = dict(lengths=[0.5, 0.5, 0.6], masses=[1.0, 1.5, 5.0], coms=[0.25, 0.25, 0.25], inertias=[0.02, 0.03, 0.4])
+
+
+def fmt(x, d=4):
+    if isinstance(x, str):
+        return x
+    x = float(x)
+    if x == 0 or (1e-3 <= abs(x) < 1e5):
+        return f"{x:.{d}g}"
+    return f"{x:.{d - 1}e}"
+
+
+def table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(fmt(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------------ 1. gain checks
+def impulse_gain(model, q0, joint, impulse=0.5, eps=1e-4, substeps=20):
+    """Gain from a simulated torque pulse (minus the same interval without it)."""
+    j = model.joint_v_index(joint)
+    out = []
+    for scale in (1.0, 0.0):
+        tau = np.zeros(model.nv)
+        tau[j] = scale * impulse / eps
+        _, Q, V = ps.rk4_rollout(model, q0, np.zeros(model.nv), lambda t, q, v: tau, eps, eps / substeps)
+        D = ps.horizontal_directions(model, q0)
+        out.append((V[-1], float((D @ plucker.center_of_mass_jacobian(model, Q[-1]) @ V[-1])[0])))
+    dv = out[0][0] - out[1][0]
+    dxd = out[0][1] - out[1][1]
+    return dxd / dv[j]
+
+
+def study_checks():
+    rows = []
+    m = ps.planar_chain(**DP)
+    (l1, _), (m1, m2), (c1, c2), (I1, I2) = DP["lengths"], DP["masses"], DP["coms"], DP["inertias"]
+    for q in [(0.0, 0.0), (0.1, 0.5), (-0.3, 1.2)]:
+        q1, q2 = q
+        H11 = I1 + I2 + m1 * c1 ** 2 + m2 * (l1 ** 2 + c2 ** 2 + 2 * l1 * c2 * math.cos(q2))
+        H12 = I2 + m2 * (c2 ** 2 + l1 * c2 * math.cos(q2))
+        J1 = (m1 * c1 * math.cos(q1) + m2 * (l1 * math.cos(q1) + c2 * math.cos(q1 + q2))) / (m1 + m2)
+        J2 = m2 * c2 * math.cos(q1 + q2) / (m1 + m2)
+        closed = J2 - J1 * H12 / H11
+        lib = ps.velocity_gain(m, np.array(q), "joint2")
+        sim = impulse_gain(m, np.array(q), "joint2")
+        rows.append(("double", f"({q1}, {q2})", "joint2", closed, lib, sim, abs(lib - closed), abs(sim - lib)))
+    m3 = ps.planar_chain(**TP)
+    q3 = np.array([0.1, -0.4, 0.6])
+    for j, other in (("joint2", 3), ("joint3", 2)):
+        welded = ps.planar_chain(**TP, locked={other: q3[other - 1]})
+        qw = np.delete(q3, other - 1)
+        lib = ps.velocity_gain(m3, q3, j)
+        rows.append(("triple, locked", "(0.1, -0.4, 0.6)", j, ps.velocity_gain(welded, qw, j), lib,
+                     impulse_gain(welded, qw, j), abs(lib - ps.velocity_gain(welded, qw, j)), abs(impulse_gain(welded, qw, j) - lib)))
+        lib = ps.velocity_gain(m3, q3, j, others="free")
+        sim = impulse_gain(m3, q3, j)
+        rows.append(("triple, free", "(0.1, -0.4, 0.6)", j, "", lib, sim, "", abs(sim - lib)))
+    return rows
+
+
+# ------------------------------------------------------------------------ 2. triple pendulum design
+def simplex(step):
+    n = int(round(1 / step))
+    pts = []
+    for i in range(1, n - 1):
+        for k in range(1, n - i):
+            pts.append((i * step, (n - i - k) * step, k * step))
+    return np.array(pts)
+
+
+def design_sweep(cfg):
+    """Gains at the upright pose for mass fractions (equal lengths) and length fractions (equal
+    masses) of a triple pendulum of total mass 1 kg and height 1 m, uniform rods."""
+    out = {}
+    for kind in ("mass", "length"):
+        pts = simplex(cfg["simplex_step"])
+        G2, G3, Tc, G2f, G3f = [], [], [], [], []
+        for f in pts:
+            lengths = [1 / 3] * 3 if kind == "mass" else list(f)
+            masses = list(f) if kind == "mass" else [1 / 3] * 3
+            m = ps.planar_chain(lengths, masses)
+            q = np.zeros(3)
+            b = ps.planar_balance_model(m, q)
+            G2.append(b.gains["joint2"])
+            G3.append(b.gains["joint3"])
+            Tc.append(b.Tc)
+            G2f.append(ps.velocity_gain(m, q, "joint2", others="free"))
+            G3f.append(ps.velocity_gain(m, q, "joint3", others="free"))
+        out[kind] = dict(pts=pts, G2=np.array(G2), G3=np.array(G3), Tc=np.array(Tc), G2f=np.array(G2f), G3f=np.array(G3f))
+    return out
+
+
+def named_designs():
+    """A few triple pendulums of mass 1 kg and height 1 m, upright: the gains and Tc."""
+    designs = [
+        ("uniform", [1 / 3] * 3, [1 / 3] * 3),
+        ("heavy bottom (0.6, 0.3, 0.1)", [1 / 3] * 3, [0.6, 0.3, 0.1]),
+        ("heavy top (0.1, 0.3, 0.6)", [1 / 3] * 3, [0.1, 0.3, 0.6]),
+        ("heavy middle (0.2, 0.6, 0.2)", [1 / 3] * 3, [0.2, 0.6, 0.2]),
+        ("long bottom link (0.6, 0.2, 0.2)", [0.6, 0.2, 0.2], [1 / 3] * 3),
+        ("long top link (0.2, 0.2, 0.6)", [0.2, 0.2, 0.6], [1 / 3] * 3),
+        ("long top, heavy top", [0.2, 0.2, 0.6], [0.1, 0.3, 0.6]),
+    ]
+    rows = []
+    for name, lengths, masses in designs:
+        m = ps.planar_chain(lengths, masses)
+        b = ps.planar_balance_model(m, np.zeros(3))
+        rows.append((name, b.gains["joint2"], b.gains["joint3"], b.Tc, b.height,
+                     b.gains["joint2"] * b.Tc, b.gains["joint3"] * b.Tc))
+    return rows
+
+
+# ------------------------------------------------------------------------ 2b. 3-D point contact
+def spatial_double_pendulum_urdf(lengths, masses, coms, inertias):
+    """A spatial double pendulum on a point contact: three passive revolute joints (x, y, z
+    axes, through the contact point; massless links between them) then link 1 (z up), a 2-DoF hip
+    (joint2y about y, then joint2x about x) and link 2; inertias isotropic about each COM."""
+    (l1, _), (m1, m2), (c1, c2), (I1, I2) = lengths, masses, coms, inertias
+    out = ['<?xml version="1.0"?>', '<robot name="spatial_double">', '<link name="ground"/>',
+           '<link name="cx"/>', '<link name="cy"/>', '<link name="hip"/>']
+    for name, m, c, I in (("link1", m1, c1, I1), ("link2", m2, c2, I2)):
+        out.append(f'<link name="{name}"><inertial><origin xyz="0 0 {c!r}"/><mass value="{m!r}"/>'
+                   f'<inertia ixx="{I!r}" ixy="0" ixz="0" iyy="{I!r}" iyz="0" izz="{I!r}"/></inertial></link>')
+    joints = [("contact_x", "ground", "cx", 0.0, "1 0 0"), ("contact_y", "cx", "cy", 0.0, "0 1 0"),
+              ("contact_z", "cy", "link1", 0.0, "0 0 1"), ("joint2y", "link1", "hip", l1, "0 1 0"),
+              ("joint2x", "hip", "link2", 0.0, "1 0 0")]
+    for name, parent, child, z, axis in joints:
+        out.append(f'<joint name="{name}" type="continuous"><parent link="{parent}"/><child link="{child}"/>'
+                   f'<origin xyz="0 0 {z!r}"/><axis xyz="{axis}"/></joint>')
+    out.append("</robot>")
+    return "\n".join(out)
+
+
+def study_spatial():
+    m = plucker.Model.from_urdf_string(spatial_double_pendulum_urdf(**DP))
+    contact = ["contact_x", "contact_y", "contact_z"]
+    planar = ps.planar_chain(**DP)
+    rows = []
+    for q in (np.zeros(5), np.array([0.1, -0.2, 0.3, 0.5, -0.4])):
+        G = ps.velocity_gain_matrix(m, q, ["joint2y", "joint2x"], contact_joints=contact)
+        rows.append((q, G))
+    # Sagittal motion only (x tilt and hip x at 0): the x row of the joint2y column is the planar gain.
+    qs = np.array([0.0, 0.1, 0.0, 0.5, 0.0])
+    Gs = ps.velocity_gain_matrix(m, qs, ["joint2y", "joint2x"], contact_joints=contact)
+    Gp = ps.velocity_gain(planar, np.array([0.1, 0.5]), "joint2")
+    # An impulse on joint2x at the general configuration, simulated (contact joints torque-free).
+    q = rows[1][0]
+    D = ps.horizontal_directions(m, q, contact)
+    eps = 1e-4
+    res = []
+    for scale in (1.0, 0.0):
+        tau = np.zeros(5)
+        tau[4] = scale * 0.5 / eps
+        _, Q, V = ps.rk4_rollout(m, q, np.zeros(5), lambda t, qq, vv: tau, eps, eps / 20)
+        res.append((V[-1], D @ plucker.center_of_mass_jacobian(m, Q[-1]) @ V[-1]))
+    dv = res[0][0] - res[1][0]
+    sim = (res[0][1] - res[1][1]) / dv[4]
+    free = ps.velocity_gain_matrix(m, q, ["joint2x"], others="free", contact_joints=contact)[:, 0]
+    return dict(rows=rows, sagittal=(Gs, Gp), impulse=(sim, free))
+
+
+# ------------------------------------------------------------------------ 3. the controller
+def smooth_step(t, t0, t1, a, b):
+    """a -> b between t0 and t1 (quintic, zero velocity and acceleration at both ends): (y, yd, ydd)."""
+    if t <= t0:
+        return a, 0.0, 0.0
+    if t >= t1:
+        return b, 0.0, 0.0
+    T = t1 - t0
+    s = (t - t0) / T
+    y = a + (b - a) * (10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5)
+    yd = (b - a) * (30 * s ** 2 - 60 * s ** 3 + 30 * s ** 4) / T
+    ydd = (b - a) * (60 * s - 180 * s ** 2 + 120 * s ** 3) / T ** 2
+    return y, yd, ydd
+
+
+def simulate(model, ctl, q0, v0, T, dt, record):
+    t, Q, V = ps.rk4_rollout(model, q0, v0, ctl.torque, T, dt, record_every=record)
+    bm = [ps.planar_balance_model(model, q, v) for q, v in zip(Q, V)]
+    return dict(t=t, Q=Q, V=V, x=np.array([b.x for b in bm]), L=np.array([b.L for b in bm]),
+                lean=np.array([math.atan2(b.x, b.height) for b in bm]),
+                tau=np.array([ctl.torque(tt, q, v) for tt, q, v in zip(t, Q, V)]))
+
+
+def study_control(cfg):
+    R = {}
+    p = 5.0
+    m = ps.planar_chain(**DP)
+    q0 = ps.balanced_configuration(m, np.array([0.0, 0.5]))
+    R["dp_model"] = ps.planar_balance_model(m, q0)
+    R["dp_q0"] = q0
+    hold = lambda t: (q0, np.zeros(2), np.zeros(2))  # noqa: E731
+    # Closed-loop poles of the full nonlinear robot under the law, linearised by central differences.
+    ctl = ps.PlanarBalanceController(m, "joint2", q0, p, hold)
+
+    def f(z):
+        return np.concatenate([z[2:], plucker.aba(m, z[:2], z[2:], ctl.torque(0.0, z[:2], z[2:]))])
+
+    z0 = np.concatenate([q0, np.zeros(2)])
+    A = np.zeros((4, 4))
+    for i in range(4):
+        e = np.zeros(4)
+        e[i] = 1e-6
+        A[:, i] = (f(z0 + e) - f(z0 - e)) / 2e-6
+    R["charpoly"] = (np.poly(A), np.poly([-p] * 4))
+    # Push recovery: a horizontal impulse at the hip (joint 2, the top of link 1).
+    hip = plucker.frame_pose(m, q0, "link2")[:3, 3]
+    R["push"] = {}
+    for impulse in (0.3, 0.6):
+        v0 = ps.point_impulse(m, q0, "link1", hip, [impulse, 0.0, 0.0])
+        R["push"][impulse] = simulate(m, ctl, q0, v0, cfg["sim_T"], cfg["sim_dt"], cfg["record"])
+    # Command tracking: the balance joint moves from 0.5 to -0.3 rad in 1 s starting at t = 1 s,
+    # without and with the preview filter (reverse-time low-pass with time constant Tc at q0).
+    Tc = R["dp_model"].Tc
+    grid = np.arange(0.0, cfg["track_T"] + 2.0, 1e-3)
+    raw = np.array([smooth_step(t, 1.0, 2.0, 0.5, -0.3)[0] for t in grid])
+    filt = ps.reverse_time_lowpass(grid, raw, Tc)
+    R["track"] = {}
+    for name, series in (("no preview", raw), ("preview", filt)):
+        def cmd(t, series=series):
+            qc = np.array([0.0, float(np.interp(t, grid, series))])
+            return qc, np.zeros(2), np.zeros(2)
+
+        c = ps.PlanarBalanceController(m, "joint2", q0, p, cmd)
+        R["track"][name] = simulate(m, c, q0, np.zeros(2), cfg["track_T"], cfg["sim_dt"], cfg["record"])
+        R["track"][name]["cmd"] = np.interp(R["track"][name]["t"], grid, raw)
+    # Triple pendulum: joint 3 (the heavy top) balances while joint 2 follows a 0.4 rad move; with
+    # and without the compensation of the other joint's movement (the "third number").
+    m3 = ps.planar_chain(**TP)
+    q3 = ps.balanced_configuration(m3, np.array([0.0, 0.3, -0.3]))
+    R["tp_model"] = ps.planar_balance_model(m3, q3)
+    R["tp_q0"] = q3
+
+    def cmd3(t):
+        y, yd, ydd = smooth_step(t, 1.0, 1.8, q3[1], q3[1] + 0.4)
+        return np.array([0.0, y, q3[2]]), np.array([0.0, yd, 0.0]), np.array([0.0, ydd, 0.0])
+
+    R["other"] = {}
+    for name, comp in (("ignored", False), ("compensated", True)):
+        c = ps.PlanarBalanceController(m3, "joint3", q3, p, cmd3, compensate_others=comp)
+        R["other"][name] = simulate(m3, c, q3, np.zeros(3), cfg["track_T"], cfg["sim_dt"], cfg["record"])
+    return R
+
+
+# ------------------------------------------------------------------------ 4. HyQ on two diagonal feet
+HYQ_STANCE = {"lf": (0.0, 0.7, -1.4), "rh": (0.0, -0.7, 1.4)}  # (haa, hfe, kfe), knees as in HyQ's limits
+HYQ_SWING = {"rf": (0.0, 0.9, -1.8), "lh": (0.0, -0.9, 1.8)}
+
+
+def hyq_diagonal_urdf(path):
+    """HyQ's URDF text with a new root: a passive revolute joint "support" about the line through
+    the LF and RH feet (at HYQ_STANCE), so the robot balances on that diagonal pair of feet with
+    the stance legs held rigid. Returns (urdf text, q of the 12 leg joints, line direction)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", plucker.ModelWarning)
+        fixed = plucker.Model.from_urdf(path, floating_base=False)
+    q = np.zeros(fixed.nq)
+    for leg, vals in list(HYQ_STANCE.items()) + list(HYQ_SWING.items()):
+        for jn, val in zip(("haa", "hfe", "kfe"), vals):
+            q[fixed.joint_q_index(f"{leg}_{jn}_joint")] = val
+    p1 = plucker.frame_pose(fixed, q, "lf_foot")[:3, 3]
+    p2 = plucker.frame_pose(fixed, q, "rh_foot")[:3, 3]
+    if abs(p1[2] - p2[2]) > 1e-9:
+        raise ValueError(f"HyQ stance feet not level ({p1[2]} vs {p2[2]})")
+    d = (p2 - p1) / np.linalg.norm(p2 - p1)
+    tree = ET.parse(path)
+    robot = tree.getroot()
+    robot.insert(0, ET.fromstring('<link name="ground"/>'))
+    robot.insert(1, ET.fromstring('<link name="support_pivot"/>'))
+    robot.insert(2, ET.fromstring(
+        f'<joint name="support" type="continuous"><parent link="ground"/><child link="support_pivot"/>'
+        f'<origin xyz="0 0 0"/><axis xyz="{d[0]!r} {d[1]!r} {d[2]!r}"/></joint>'))
+    robot.insert(3, ET.fromstring(
+        f'<joint name="support_to_base" type="fixed"><parent link="support_pivot"/><child link="base_link"/>'
+        f'<origin xyz="{-p1[0]!r} {-p1[1]!r} {-p1[2]!r}"/></joint>'))
+    for gz in robot.findall("gazebo"):
+        robot.remove(gz)
+    return ET.tostring(robot, encoding="unicode"), q, d
+
+
+def study_hyq():
+    path = os.path.join(MODELS_DIR, "hyq.urdf")
+    if not os.path.exists(path):
+        return None
+    text, qlegs, d = hyq_diagonal_urdf(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", plucker.ModelWarning)
+        m = plucker.Model.from_urdf_string(text, source_name="hyq_diagonal")
+    q = np.concatenate([[0.0], qlegs])
+    q = ps.balanced_configuration(m, q)
+    b = ps.planar_balance_model(m, q)
+    rows = []
+    for leg in HYQ_SWING:
+        for jn in ("haa", "hfe", "kfe"):
+            name = f"{leg}_{jn}_joint"
+            locked = ps.velocity_gain(m, q, name)
+            free = ps.velocity_gain(m, q, name, others="free")
+            rows.append((name, locked, free, locked * b.Tc))
+    return dict(model=b, q=q, rows=rows, mass=m.total_mass, tilt=q[0], line=d, leg_mass=_link_mass(path, "lf_"))
+
+
+def _link_mass(path, prefix):
+    """Total mass of the URDF's links whose names start with prefix (one leg)."""
+    total = 0.0
+    for link in ET.parse(path).getroot().findall("link"):
+        mass = link.find("inertial/mass")
+        if mass is not None and link.get("name").startswith(prefix):
+            total += float(mass.get("value"))
+    return total
+
+
+# ------------------------------------------------------------------------ plots and page
+def plots(R, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.tri as mtri  # noqa: F401 (Triangulation below)
+    files = []
+
+    # Design sweeps: ternary-like maps over (bottom, top) fractions.
+    for kind in ("mass", "length"):
+        S = R["design"][kind]
+        x, y = S["pts"][:, 0], S["pts"][:, 2]
+        tri = mtri.Triangulation(x, y)
+        fig, axs = plt.subplots(1, 3, figsize=(14, 4.2))
+        for ax, key, title in zip(axs, ("G2", "G3", "Tc"), ("G of joint 2 (m/rad)", "G of joint 3 (m/rad)", "Tc (s)")):
+            cs = ax.tricontourf(tri, S[key], levels=20, cmap="viridis")
+            fig.colorbar(cs, ax=ax)
+            ax.set_xlabel(f"{kind} fraction of link 1 (bottom)")
+            ax.set_ylabel(f"{kind} fraction of link 3 (top)")
+            ax.set_title(title)
+        fig.suptitle(f"Triple pendulum, 1 kg, 1 m, upright, others locked: {kind} distribution "
+                     f"({'equal lengths' if kind == 'mass' else 'equal masses'})")
+        fig.tight_layout()
+        name = f"balance_design_{kind}.png"
+        fig.savefig(os.path.join(out, name), dpi=90)
+        plt.close(fig)
+        files.append(name)
+
+    C = R["control"]
+    fig, axs = plt.subplots(1, 3, figsize=(14, 3.8))
+    for imp, s in C["push"].items():
+        axs[0].plot(s["t"], s["x"] * 100, label=f"push {imp} N s")
+        axs[1].plot(s["t"], s["Q"][:, 1], label=f"push {imp} N s")
+        axs[2].plot(s["t"], s["tau"][:, 1], label=f"push {imp} N s")
+    axs[0].set_ylabel("COM offset x (cm)")
+    axs[1].set_ylabel("joint 2 (rad)")
+    axs[2].set_ylabel("joint 2 torque (N m)")
+    for ax in axs:
+        ax.set_xlabel("t (s)")
+        ax.legend()
+        ax.grid(alpha=0.3)
+    fig.suptitle("Double pendulum on a point foot: recovery from a push at the hip (p = 5 /s)")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "balance_push.png"), dpi=90)
+    plt.close(fig)
+    files.append("balance_push.png")
+
+    fig, axs = plt.subplots(1, 2, figsize=(12, 3.8))
+    for name, s in C["track"].items():
+        axs[0].plot(s["t"], s["Q"][:, 1], label=name)
+        axs[1].plot(s["t"], np.degrees(s["lean"]), label=name)
+    s = C["track"]["no preview"]
+    axs[0].plot(s["t"], s["cmd"], "k--", label="command")
+    axs[0].set_ylabel("joint 2 (rad)")
+    axs[1].set_ylabel("lean angle of the COM (deg)")
+    for ax in axs:
+        ax.set_xlabel("t (s)")
+        ax.legend()
+        ax.grid(alpha=0.3)
+    fig.suptitle("Double pendulum: tracking a joint-2 command while balancing, without and with the preview filter")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "balance_tracking.png"), dpi=90)
+    plt.close(fig)
+    files.append("balance_tracking.png")
+
+    fig, axs = plt.subplots(1, 2, figsize=(12, 3.8))
+    for name, s in C["other"].items():
+        axs[0].plot(s["t"], s["Q"][:, 2] - C["tp_q0"][2], label=f"joint 3, other motion {name}")
+        axs[1].plot(s["t"], s["x"] * 100, label=name)
+    axs[0].plot(C["other"]["ignored"]["t"], C["other"]["ignored"]["Q"][:, 1] - C["tp_q0"][1], "k--", label="joint 2 (commanded move)")
+    axs[0].set_ylabel("change of joint angle (rad)")
+    axs[1].set_ylabel("COM offset x (cm)")
+    for ax in axs:
+        ax.set_xlabel("t (s)")
+        ax.legend()
+        ax.grid(alpha=0.3)
+    fig.suptitle("Triple pendulum balancing with joint 3 while joint 2 moves 0.4 rad")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "balance_other_motion.png"), dpi=90)
+    plt.close(fig)
+    files.append("balance_other_motion.png")
+    return files
+
+
+def metrics(s, q_target, joint):
+    t = s["t"]
+    err = np.abs(s["Q"][:, joint] - q_target)
+    return dict(max_x=float(np.max(np.abs(s["x"]))), end_x=float(abs(s["x"][-1])), end_err=float(err[-1]),
+                max_tau=float(np.max(np.abs(s["tau"][:, joint]))), T=float(t[-1]),
+                settle=float(t[np.flatnonzero(err > 0.01 * max(err.max(), 1e-12))[-1]]) if np.any(err > 0.01 * max(err.max(), 1e-12)) else 0.0)
+
+
+def write_page(R, files, quick, seconds):
+    C = R["control"]
+    L = []
+    w = L.append
+    w("# Balance: velocity gains and the simple planar model of balancing\n")
+    w("Issue #22 (balance parts). Generated by `studies/balance.py`"
+      + (" **with --quick (coarse sweeps, short simulations)**" if quick else "")
+      + f" in {seconds:.0f} s; every number below is printed by that run. Library: "
+      "`python/plucker_studies.py` (velocity gains, the simple model, the controller, an RK4 "
+      "integrator over `plucker.aba`); tests: `python/tests/test_studies_balance.py`.\n")
+    w("## Sources, and what could be checked\n")
+    w("Paper 003 holds only the abstracts of the four papers. The formulas below were looked up in "
+      "public sources with the project's search tool; the only public text found was the first page "
+      "of the IJRR 2017 preprint (title, abstract, introduction). No public copy of the RSS 2015 / "
+      "IJRR 2016 velocity-gain paper or of the body of the 2017 paper was reachable, so:\n")
+    w("* **Confirmed from the abstracts** (paper 003, and the 2017 preprint's first page): velocity "
+      "gains are ratios of a change in the COM's motion to the action at the actuated joints, defined "
+      "for planar and spatial robots on a point / rolling contact; the examples are a triple pendulum's "
+      "design and a hydraulic quadruped; the planar model reduces balancing to two numbers plus a third "
+      "for the effect of other motions; the controller is a four-term law whose gains are simple "
+      "functions of the two numbers and one user-chosen speed, plus a reverse-time low-pass filter on "
+      "a preview of the command that makes the robot lean in anticipation.")
+    w("* **The definition used here** (the brief's statement of it, not the paper's text): the velocity "
+      "gain of an actuated joint is the change in the COM's horizontal velocity divided by the change in "
+      "that joint's velocity, both caused by an impulse at that joint (none at the passive contact "
+      "joint). Everything else below — the closed forms, the model's two equations, the gain formula "
+      "of the four-term law, the filter's time constant — is **derived here** from that definition and "
+      "from rigid-body mechanics, and checked numerically; it is *not* copied from the papers, and "
+      "where it may differ from them (symbols, normalisation, sign) it is said so.")
+    w("* **Not confirmable**: the papers' numerical results (gain values of their triple pendulum and "
+      "quadruped, the controller's gains in their examples). The section *Agreement with the papers* "
+      "compares only with the qualitative statements of the abstracts.\n")
+
+    w("## 1. The velocity gain\n")
+    w("A planar robot on a point foot is modelled with its first joint a passive revolute about a "
+      "horizontal axis through the contact point (joint index 1, coordinate q1); the other joints may "
+      "be actuated. With H = `plucker.crba(model, q)` and J the horizontal row of "
+      "`plucker.center_of_mass_jacobian` (direction u = n x up for the axis n, so a positive foot "
+      "rotation of an upright robot moves its COM along +u), an impulse iota at joint a and none at "
+      "the foot gives H dqd = e_a iota. With every other actuated joint held (**locked**: a stiff servo):\n")
+    w("    dqd_1 = -(H_1a / H_11) dqd_a,      G_a = d(xdot)/d(qd_a) = J_a - J_1 H_1a / H_11\n")
+    w("With the other joints **free** (no impulse at them either): dqd = W e_a iota, W = `plucker.minv`, "
+      "and G_a = J W e_a / W_aa. The two agree for a double pendulum. In 3-D (a point contact: up to three "
+      "passive revolutes through the contact point), P = the contact DoFs and A = the actuated ones, "
+      "G = J_A - J_P H_PP^-1 H_PA is a 2 x n_A matrix (both horizontal directions); this is the same "
+      "definition applied to a spherical contact, not a formula confirmed against the paper.\n")
+    w("The generalized momentum of the foot joint, L = H_1. qd, is the angular momentum about the contact "
+      "point (its axis passes through it). An impulse at an actuated joint does not change L (it is an "
+      "internal impulse, and the contact exerts no moment about the axis), so the alternative reading "
+      "\"change of angular momentum per change of joint velocity\" is zero; the COM velocity is the "
+      "quantity that changes. Writing qd_1 = (L - H_1A qd_A)/H_11 in xdot = J qd gives the exact identity\n")
+    w("    xdot = (J_1 / H_11) L + sum_a G_a qd_a,     J_1 = COM height h above the contact,\n")
+    w("and since the foot is torque-free and rotating the whole robot about the contact does not change "
+      "its kinetic energy, L dot = -dV/dq1 = m g x (x = the COM's horizontal offset). These two equations "
+      "are the simple model (section 3).\n")
+    w("### Checks\n")
+    w("Closed form: the double pendulum's JSIM and COM Jacobian written out (H11 = I1 + I2 + m1 c1^2 + "
+      "m2 (l1^2 + c2^2 + 2 l1 c2 cos q2), H12 = I2 + m2 (c2^2 + l1 c2 cos q2), J1 = (m1 c1 cos q1 + "
+      "m2 (l1 cos q1 + c2 cos(q1+q2)))/m, J2 = m2 c2 cos(q1+q2)/m). Simulated impulse: a torque pulse "
+      "0.5/eps N m for eps = 1e-4 s at the joint from rest, RK4 over `plucker.aba` (20 steps), minus the "
+      "same interval without the pulse; locked gains of the triple pendulum against a model with the "
+      "other joint welded (a URDF fixed joint) at its angle.\n")
+    w(table(["robot", "q", "joint", "closed form / welded model", "velocity_gain", "simulated impulse",
+             "|lib - closed|", "|sim - lib|"], R["checks"]))
+    w("\nThe simulated gains agree to the pulse's O(eps) error; the tests hold them to 2e-4 (double) and "
+      "2e-3 (triple) relative and show the error shrinking with eps.\n")
+    w("A point mass on massless links has G = 0 (J2 = c2 and J1 H12/H11 = (l1+c2) c2/(l1+c2)): at constant "
+      "angular momentum, internal motion cannot move the COM of a point mass. The gain comes from the "
+      "distribution of mass and rotational inertia: for the double pendulum upright, "
+      "G H11 = J2 (I1 + m1 c1^2 + I2 + m2 (l1+c2)^2) - h (I2 + m2 c2 (l1+c2)), and a large rotational "
+      "inertia I2 of the top link drives G negative (G -> I2 (m2 c2/m - h)/H11 as I2 dominates): moving the "
+      "top link forward moves the COM backward, like a reaction wheel.\n")
+
+    S = R["spatial"]
+    w("### 3-D point contact\n")
+    w("A spatial double pendulum (contact: three passive revolutes x, y, z through the contact point with "
+      "massless links between them; a 2-DoF hip joint2y then joint2x; isotropic link inertias, DP "
+      "parameters below). Gain matrix rows: horizontal x, y; columns: joint2y, joint2x. (Signs follow "
+      "the axes: a positive rotation about +y leans toward +x, about +x toward -y.)\n")
+    for q, G in S["rows"]:
+        w(f"* q = {np.array2string(q, precision=2, separator=', ')}: G = "
+          f"{np.array2string(G, precision=5, separator=', ').replace(chr(10), '')}")
+    Gs, Gp = S["sagittal"]
+    sim, free = S["impulse"]
+    w(f"* sagittal configuration (only contact_y = 0.1 and joint2y = 0.5 non-zero): G[x, joint2y] = {Gs[0, 0]:.10f}, "
+      f"the planar double pendulum's gain at (0.1, 0.5) = {Gp:.10f}; cross terms {Gs[1, 0]:.2e}, {Gs[0, 1]:.2e}.")
+    w(f"* simulated impulse at joint2x (general q, others free): dxdot/dqd = {np.array2string(sim, precision=5)}, "
+      f"velocity_gain_matrix(..., others='free') = {np.array2string(free, precision=5)}.\n")
+
+    w("## 2. Design of a triple pendulum\n")
+    w("Triple pendulums of total mass 1 kg and height 1 m (uniform rods, m l^2/12 about each COM), upright "
+      "(q = 0), balancing with joint 2 or joint 3 while the other actuated joint is locked. Left maps: "
+      "mass fractions with equal lengths; right: length fractions with equal masses. The x axis is the "
+      "bottom link's share, the y axis the top link's (the middle link has the rest). G is in metres of "
+      "COM velocity per radian of joint velocity; Tc = sqrt(H11/(m g h)) is the toppling time constant. "
+      "")
+    for f in files[:2]:
+        w(f"![{f}]({f})\n")
+    D = R["design"]
+    for kind in ("mass", "length"):
+        S = D[kind]
+        i2, i3 = np.argmax(np.abs(S["G2"])), np.argmax(np.abs(S["G3"]))
+        w(f"* {kind} sweep ({len(S['pts'])} designs): G2 from {S['G2'].min():.4f} to {S['G2'].max():.4f}, largest |G2| "
+          f"= {abs(S['G2'][i2]):.4f} at fractions {np.array2string(S['pts'][i2], precision=3)}; G3 from "
+          f"{S['G3'].min():.4f} to {S['G3'].max():.4f}, largest |G3| = {abs(S['G3'][i3]):.4f} at "
+          f"{np.array2string(S['pts'][i3], precision=3)}; Tc from {S['Tc'].min():.3f} to {S['Tc'].max():.3f} s.")
+    w("")
+    w(table(["design (lengths or masses bottom..top)", "G2 (m/rad)", "G3 (m/rad)", "Tc (s)", "COM height (m)",
+             "G2 Tc (m s/rad)", "G3 Tc (m s/rad)"], R["designs"]))
+    w("\nG Tc is a combined figure (derived here, not from the papers): in the linear model below, the "
+      "diverging component x + Tc xdot of the COM is changed by G Tc per unit change of joint velocity, "
+      "so 1/(G Tc) is the joint speed needed to cancel one metre of it.\n")
+    allneg = all(np.all(D[k][g] < 0) for k in ("mass", "length") for g in ("G2", "G3"))
+    w("What the sweeps show (this study's reading of its own maps; the paper's conclusions could not be read):\n")
+    w(f"* {'Every' if allneg else 'Not every'} design's gains are negative at the upright pose: moving a joint "
+      "forward at constant angular momentum moves the COM backward, the links' rotational inertia acting "
+      "like a reaction wheel (a point-mass chain would have zero gain).")
+    Sm, Sl = D["mass"], D["length"]
+    w(f"* Mass distribution (equal lengths): |G3| is largest ({abs(Sm['G3']).max():.4f} m/rad) with the mass in "
+      f"the middle and top links and collapses as the top link gets light (to {abs(Sm['G3']).min():.4f}); |G2| is "
+      f"largest ({abs(Sm['G2']).max():.4f}) with the mass split between the bottom and top links over a light "
+      f"middle one. Mass at the top raises Tc ({Sm['Tc'].min():.3f} -> {Sm['Tc'].max():.3f} s): it topples more slowly.")
+    w(f"* Length distribution (equal masses): a long top link over a short middle link maximises both gains "
+      f"(|G2| up to {abs(Sl['G2']).max():.4f}, |G3| up to {abs(Sl['G3']).max():.4f} m/rad); a long bottom link makes "
+      f"both small (down to {abs(Sl['G2']).min():.4f} and {abs(Sl['G3']).min():.4f}). Tc moves the other way "
+      f"({Sl['Tc'].min():.3f} to {Sl['Tc'].max():.3f} s, smallest with the long top link).")
+    share = {k: float(np.mean(np.abs(D[k]["G2"]) > np.abs(D[k]["G3"]))) for k in ("mass", "length")}
+    w(f"* Joint 2 has the larger gain in {share['mass'] * 100:.0f} % of the mass designs and "
+      f"{share['length'] * 100:.0f} % of the length designs; joint 3 beats it only when the top link is long "
+      "(and heavy). A long, massive top body on a short middle link is the design that serves both joints; "
+      "by G Tc the long-top designs of the table lead for both joints.\n")
+
+    w("\n## 3. The simple planar model and the four-term balance controller\n")
+    w("From section 1, for any planar robot on a point foot, with L the angular momentum about the "
+      "contact point and x the COM's horizontal offset:\n")
+    w("    L dot = m g x,      x dot = L / (m g Tc^2) + G qd,      Tc^2 = H11 / (m g h)\n")
+    w("(exact at every instant; Tc and G depend on the configuration, `planar_balance_model`). Hence "
+      "L'' = L/Tc^2 + m g G qd and, for constant Tc and G, L''' = L'/Tc^2 + m g G qdd: with the balance "
+      "joint's acceleration qdd as the input, the robot is a fourth-order system in (L, L', L'', q) "
+      "described by two numbers, Tc and G. The four-term law\n")
+    w("    qdd = kdd L'' + kd L' + kL L + kq (q - q_c)\n")
+    w("has the closed-loop characteristic polynomial s^4 - mgG kdd s^3 - (kq + 1/Tc^2 + mgG kd) s^2 - "
+      "mgG kL s + kq/Tc^2 (derived here). Placing all four poles at s = -p (p chosen by the user, the "
+      "speed of balancing) gives\n")
+    w("    kdd = -4p/(mgG),  kd = -(6p^2 + p^4 Tc^2 + 1/Tc^2)/(mgG),  kL = -4p^3/(mgG),  kq = p^4 Tc^2\n")
+    w("— gains that are simple functions of Tc, G and p, as the abstract says; whether they are the "
+      "paper's exact expressions (its choice of pole pattern or normalisation) could not be checked. The "
+      "closed loop from the command to the joint is q/q_c = (1 - Tc s)(1 + Tc s)/(1 + s/p)^4: the zero at "
+      "s = +1/Tc makes it non-minimum-phase (the joint first moves the wrong way, so the robot can lean "
+      "into the move). Filtering the command with the reverse-time low-pass 1/(1 - Tc s), i.e. "
+      "q_f(t) = (1/Tc) int_t^inf exp(-(s - t)/Tc) q_c(s) ds (needs the command Tc or so ahead), cancels that "
+      "zero: q/q_c = (1 + Tc s)/(1 + s/p)^4. This is our reading of the abstract's \"reverse-time low-pass "
+      "filter acting on a preview of the command signal\".\n")
+    w("In the simulation the balance joint is acceleration-controlled as the model assumes: the torques "
+      "that give the actuated joints the commanded accelerations with no torque at the foot are computed "
+      "from the full model (`plucker.crba`, `plucker.nonlinear_effects`); L, L' = m g x and L'' = m g xdot "
+      "come from the state; Tc and G are recomputed from the current configuration at every step. The "
+      "robot is integrated with RK4 over `plucker.aba` "
+      f"(dt = {R['cfg']['sim_dt'] * 1e3:g} ms).\n")
+    pa, pb = C["charpoly"]
+    dm = C["dp_model"]
+    w(f"**Double pendulum** (link 1: 1 m, 2 kg, COM 0.45 m, I 0.15; link 2: 0.8 m, 3 kg, COM 0.3 m, I 0.4 kg m^2), "
+      f"balanced with joint 2 = 0.5 rad (foot angle {C['dp_q0'][0]:.4f} rad puts the COM over the foot): "
+      f"Tc = {dm.Tc:.4f} s, G = {dm.gains['joint2']:.5f} m/rad, COM height {dm.height:.4f} m; p = 5 /s.\n")
+    w(f"Closed-loop characteristic polynomial of the *full nonlinear robot* under the law, linearised at the "
+      f"balanced state by central differences through `plucker.aba`: {np.array2string(pa, precision=6)}; "
+      f"(s + 5)^4 = {np.array2string(pb, precision=6)}. The model's linearisation is exact at the balance "
+      "point (Tc and G frozen there, the neglected terms are products of velocities), so the poles land "
+      "where the design puts them.\n")
+    w(f"![push]({files[2]})\n")
+    for imp, s in C["push"].items():
+        mt = metrics(s, C["dp_q0"][1], 1)
+        w(f"* push {imp} N s at the hip: largest COM offset {mt['max_x'] * 100:.2f} cm, largest joint-2 excursion "
+          f"{np.max(np.abs(s['Q'][:, 1] - C['dp_q0'][1])):.3f} rad, joint 2 back within 1 % of its "
+          f"largest excursion after {mt['settle']:.2f} s, at t = {mt['T']:.1f} s |x| = {mt['end_x']:.1e} m and "
+          f"joint-2 error {mt['end_err']:.1e} rad; peak joint-2 torque {mt['max_tau']:.1f} N m.")
+    w(f"\nThe joint swings far for a modest push because this robot's gain is small (|G| = "
+      f"{abs(dm.gains['joint2']):.3f} m/rad): the COM velocity the push gives must be cancelled by joint "
+      "velocity times G. That is the practical meaning of the velocity gain.")
+    w(f"\n![tracking]({files[3]})\n")
+    for name, s in C["track"].items():
+        q2 = s["Q"][:, 1]
+        wrong = float(max(0.0, q2.max() - 0.5))
+        mt = metrics(s, -0.3, 1)
+        pre = s["t"] < 1.0
+        w(f"* {name}: joint 2 moves the wrong way (above its start, 0.5 rad) by at most {wrong:.4f} rad; "
+          f"lean before the command starts (t < 1 s) up to {np.degrees(np.max(np.abs(s['lean'][pre]))):.2f} deg; "
+          f"largest lean {np.degrees(np.max(np.abs(s['lean']))):.2f} deg; at t = {mt['T']:.1f} s joint-2 error "
+          f"{mt['end_err']:.1e} rad, |x| = {mt['end_x']:.1e} m.")
+    w("\nWithout preview the joint swings against the command first (the non-minimum-phase zero); with the "
+      "preview filter the robot starts leaning before the command moves, and the joint goes straight to "
+      "its target.\n")
+    tm = C["tp_model"]
+    w(f"**Triple pendulum** (TP parameters below), balancing with joint 3 (the heavy top) while joint 2 "
+      f"follows a 0.4 rad move in 0.8 s: Tc = {tm.Tc:.4f} s, G3 = {tm.gains['joint3']:.5f} m/rad, "
+      f"G2 = {tm.gains['joint2']:.5f} m/rad (G2/G3 = {tm.gains['joint2'] / tm.gains['joint3']:.3f} is the "
+      "effect of the other motion: the third number's role). \"Compensated\" controls "
+      "q3 + (G2/G3) q2 instead of q3, so joint 2's move enters the law as a known move of the balance "
+      "joint; \"ignored\" treats it as a disturbance.\n")
+    w(f"![other]({files[4]})\n")
+    for name, s in C["other"].items():
+        dev = s["Q"][:, 2] - C["tp_q0"][2]
+        w(f"* other motion {name}: largest COM offset {np.max(np.abs(s['x'])) * 100:.2f} cm, largest joint-3 "
+          f"excursion {np.max(np.abs(dev)):.4f} rad, final joint-3 error {abs(dev[-1]):.1e} rad.")
+    w("")
+
+    w("## 4. HyQ on a diagonal pair of feet\n")
+    H = R["hyq"]
+    if H is None:
+        w("Skipped: ../shared/models/hyq.urdf is not present.\n")
+    else:
+        hb = H["model"]
+        w("The paper's quadruped example could not be read, so its set-up (which support, which pose, which "
+          "joints) is not known here; this is our analysis of the same kind on HyQ's published "
+          "dimensions and inertias, taken from `../shared/models/hyq.urdf` (example-robot-data's "
+          "hyq_no_sensors.urdf, read at run time, not copied). Set-up: HyQ stands on its LF and RH feet "
+          f"(stance legs haa, hfe, kfe = {HYQ_STANCE['lf']} and {HYQ_STANCE['rh']} rad), RF and LH lifted "
+          f"({HYQ_SWING['rf']}, {HYQ_SWING['lh']}); the two point feet make a line contact, modelled as a "
+          "passive revolute joint about the line through them (direction "
+          f"{np.array2string(H['line'], precision=4)} in the trunk frame), rotated by {H['tilt']:.5f} rad so the COM "
+          f"is over the line. Total mass {H['mass']:.2f} kg, COM {hb.height:.4f} m above the line, "
+          f"Tc = {hb.Tc:.4f} s. Gains (COM velocity across the line per joint velocity):\n")
+        w(table(["swing-leg joint", "G locked (m/rad)", "G free (m/rad)", "G Tc (m s/rad)"], H["rows"]))
+        w("\nThe stance legs are held rigid: with both stance feet on the ground each stance-leg joint is in a "
+          "closed loop (the body and the two stance legs form a loop through the ground), which this "
+          "open-chain gain does not describe; a loop-closure version (`plucker.constraint_jacobian`) is left "
+          "for later. For scale, the double pendulum of section 3 has G = -0.07 m/rad.\n")
+        best = max(H["rows"], key=lambda r: abs(r[1]))
+        w(f"* The largest gain is the swing legs' hip abduction/adduction ({best[0]}: {best[1]:.5f} m/rad): "
+          "swinging a whole leg sideways, across the support line, moves the most mass the farthest. "
+          "The sagittal joints (hfe, kfe) move the leg roughly along the line and have gains an order of "
+          "magnitude smaller.")
+        w(f"* Even the best is small: HyQ's legs are light ({H['leg_mass']:.1f} kg each) against its "
+          f"{H['mass']:.1f} kg total, so a 1 rad/s swing of one leg moves the COM by about "
+          f"{abs(best[1]) * 1000:.1f} mm/s, and the two swing legs' HAA joints together (same-sign gains "
+          f"when moved in opposite senses) about twice that. Balancing HyQ on two diagonal feet by leg "
+          f"motion alone is therefore slow: with Tc = {hb.Tc:.3f} s, cancelling a 1 cm COM error through "
+          f"the diverging component x + Tc xdot needs a joint speed change of about "
+          f"{0.01 / abs(best[1] * hb.Tc):.1f} rad/s of one HAA joint.\n")
+
+    w("## Agreement with the papers\n")
+    w(AGREEMENT)
+    w("\n## Parameters\n")
+    w(f"* DP (double pendulum): {DP}")
+    w(f"* TP (triple pendulum of the controller study): {TP}")
+    w(f"* sweep step: {R['cfg']['simplex_step']}; simulation dt {R['cfg']['sim_dt']} s, push horizon "
+      f"{R['cfg']['sim_T']} s, tracking horizon {R['cfg']['track_T']} s.\n")
+    return "\n".join(L) + "\n"
+
+
+AGREEMENT = """* Gains as ratios of COM velocity change to actuated-joint velocity change, computed from the JSIM of
+  the robot with a passive contact joint: implemented as stated, for planar and 3-D point contacts,
+  with `plucker.crba` and `plucker.minv`; checked against a closed form and simulated impulses.
+* The planar model's "two numbers": Tc and G, both simple functions of the mechanism's physical
+  properties (the inertia about the contact point, the COM height, the mass and the gain); the "third
+  number": the other joints' gains relative to the balance joint's. Both equations are verified
+  along simulated trajectories (tests).
+* The four-term law with gains that are "trivial functions of the two model parameters and a single
+  value chosen by the user": reproduced (our pole placement); the full nonlinear robot's closed-loop
+  poles land on the design. The preview filter makes the robot "lean in anticipation" and removes the
+  wrong-way joint motion (figure above). Rolling contacts (a curved foot) and compliant contact areas
+  from the velocity-gain paper are not implemented.
+* Numbers from the papers (their triple pendulum's and quadruped's gains) could not be compared: no
+  public text of those sections was reachable. The qualitative conclusions above are this study's own.
+"""
+
+
+def run(cfg):
+    R = dict(cfg=cfg)
+    R["checks"] = study_checks()
+    R["spatial"] = study_spatial()
+    R["design"] = design_sweep(cfg)
+    R["designs"] = named_designs()
+    R["control"] = study_control(cfg)
+    R["hyq"] = study_hyq()
+    return R
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="coarse sweeps, short simulations (tests)")
+    ap.add_argument("--out", default=os.path.join(REPO, "docs", "studies"), help="output folder (page and PNGs)")
+    args = ap.parse_args(argv)
+    cfg = QUICK if args.quick else FULL
+    os.makedirs(args.out, exist_ok=True)
+    t0 = time.time()
+    R = run(cfg)
+    files = plots(R, args.out)
+    page = write_page(R, files, quick=args.quick, seconds=time.time() - t0)
+    path = os.path.join(args.out, "balance.md")
+    with open(path, "w") as f:
+        f.write(page)
+    print(f"balance: wrote {path} and {len(files)} figures in {time.time() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
