@@ -155,17 +155,21 @@ def named_designs():
 
 
 # ------------------------------------------------------------------------ 2b. 3-D point contact
-def spatial_double_pendulum_urdf(lengths, masses, coms, inertias):
+def spatial_double_pendulum_urdf(lengths, masses, coms, inertias, contact_height=0.0, link1_offset=0.0):
     """A spatial double pendulum on a point contact: three passive revolute joints (x, y, z
     axes, through the contact point; massless links between them) then link 1 (z up), a 2-DoF hip
-    (joint2y about y, then joint2x about x) and link 2; inertias isotropic about each COM."""
+    (joint2y about y, then joint2x about x) and link 2; inertias isotropic about each COM.
+    contact_height: the contact joints' axes meet at (0, 0, contact_height) (the centre of a
+    rolling ball foot of that radius); link1_offset: link 1 (its COM and the hip) is raised by that
+    much above the contact joints (a rigid foot reaching down to a pivot on the ground)."""
     (l1, _), (m1, m2), (c1, c2), (I1, I2) = lengths, masses, coms, inertias
+    c1, l1 = c1 + link1_offset, l1 + link1_offset
     out = ['<?xml version="1.0"?>', '<robot name="spatial_double">', '<link name="ground"/>',
            '<link name="cx"/>', '<link name="cy"/>', '<link name="hip"/>']
     for name, m, c, I in (("link1", m1, c1, I1), ("link2", m2, c2, I2)):
         out.append(f'<link name="{name}"><inertial><origin xyz="0 0 {c!r}"/><mass value="{m!r}"/>'
                    f'<inertia ixx="{I!r}" ixy="0" ixz="0" iyy="{I!r}" iyz="0" izz="{I!r}"/></inertial></link>')
-    joints = [("contact_x", "ground", "cx", 0.0, "1 0 0"), ("contact_y", "cx", "cy", 0.0, "0 1 0"),
+    joints = [("contact_x", "ground", "cx", contact_height, "1 0 0"), ("contact_y", "cx", "cy", 0.0, "0 1 0"),
               ("contact_z", "cy", "link1", 0.0, "0 0 1"), ("joint2y", "link1", "hip", l1, "0 1 0"),
               ("joint2x", "hip", "link2", 0.0, "1 0 0")]
     for name, parent, child, z, axis in joints:
