@@ -345,7 +345,7 @@ def test_quick_study_writes_its_page(tmp_path):
     assert time.time() - t0 < 120
     page = (tmp_path / "balance.md").read_text()
     for fig in ("balance_design_mass.png", "balance_design_length.png", "balance_push.png",
-                "balance_tracking.png", "balance_other_motion.png"):
+                "balance_tracking.png", "balance_other_motion.png", "balance_rolling.png", "balance_compliant.png"):
         assert (tmp_path / fig).stat().st_size > 1000 and f"({fig})" in page
     import re
     assert "## Agreement with the papers" in page and not re.search(r"(?<![\^_])\b(nan|inf)\b", page.lower())
