@@ -352,7 +352,8 @@ def _actuated_dofs(model, joints, passive, who):
     return np.array(out, dtype=int)
 
 
-def velocity_gain_matrix(model, q, actuated_joints, others="locked", contact_joints=None):
+def velocity_gain_matrix(model, q, actuated_joints, others="locked", contact_joints=None, radius=0.0,
+                         reference="contact"):
     """Velocity gains of a robot balancing on a point contact (Featherstone 2015/2016).
 
     Starting from any motion, an impulse at the actuated joints (and none at the passive contact
@@ -368,13 +369,35 @@ def velocity_gain_matrix(model, q, actuated_joints, others="locked", contact_joi
     terms), L = H_P. qd the contact joints' momentum.
     others="free": the other joints get no impulse either (they are passive or torque-free for the
     instant): with W = plucker.minv, dqd = W[:, A] iota, so G = J W[:, A] (W_AA)^-1.
-    The two agree when the contact and listed joints are all the model's joints."""
+    The two agree when the contact and listed joints are all the model's joints.
+
+    radius=r > 0: a rolling contact. The contact joints' axes then pass through the centre C of a
+    rolling foot of radius r (a wheel in the plane, a ball in 3-D: the body of the last contact
+    joint), which rolls on the horizontal ground without slipping; the contact point P = C - r up
+    moves as the foot rolls. H is replaced by rolling_inertia's H_r and J by the horizontal rows of
+    the COM velocity relative to P (reference="contact": what gravity's moment about the contact
+    depends on) or of the absolute COM velocity (reference="ground"). radius=0 is the point
+    contact (both references agree)."""
     who = "plucker_studies.velocity_gain_matrix"
     q = _check_model_q(model, q, who)
     P = contact_dofs(model, contact_joints, who)
     A = _actuated_dofs(model, actuated_joints, P, who)
     D = horizontal_directions(model, q, contact_joints)
     J = D @ plucker.center_of_mass_jacobian(model, q)
+    if reference not in ("contact", "ground"):
+        raise ValueError(f"{who}: reference = {reference!r}; valid: 'contact', 'ground'")
+    r = _check_radius(radius, who)
+    if r > 0.0:
+        H, R = rolling_inertia(model, q, r, contact_joints)
+        if reference == "ground":
+            J = J + D @ R  # the whole robot also translates with the foot's centre
+        if others == "locked":
+            HPP, HPA = H[np.ix_(P, P)], H[np.ix_(P, A)]
+            return J[:, A] - J[:, P] @ np.linalg.solve(HPP, HPA)
+        if others == "free":
+            W = np.linalg.inv(H)
+            return J @ W[:, A] @ np.linalg.inv(W[np.ix_(A, A)])
+        raise ValueError(f"{who}: others = {others!r}; valid: 'locked', 'free'")
     if others == "locked":
         H = plucker.crba(model, q)
         HPP, HPA = H[np.ix_(P, P)], H[np.ix_(P, A)]
@@ -385,16 +408,151 @@ def velocity_gain_matrix(model, q, actuated_joints, others="locked", contact_joi
     raise ValueError(f"{who}: others = {others!r}; valid: 'locked', 'free'")
 
 
-def velocity_gain(model, q, actuated_joint, others="locked"):
+def velocity_gain(model, q, actuated_joint, others="locked", radius=0.0, reference="contact"):
     """The velocity gain of one 1-DoF actuated joint of a planar robot on a point foot (the
     model's first joint, revolute about a horizontal axis through the contact point): the change
     in the COM's horizontal velocity per unit change in the joint's velocity caused by an impulse
     at that joint (metres per radian for a revolute joint). See velocity_gain_matrix."""
-    G = velocity_gain_matrix(model, q, [actuated_joint], others=others)
+    G = velocity_gain_matrix(model, q, [actuated_joint], others=others, radius=radius, reference=reference)
     if G.shape != (1, 1):
         raise ValueError(f"plucker_studies.velocity_gain: need a planar point foot and a 1-DoF joint, "
                          f"got a gain of shape {G.shape}; use velocity_gain_matrix")
     return float(G[0, 0])
+
+
+def _check_radius(radius, who):
+    try:
+        r = float(radius)
+    except (TypeError, ValueError):
+        raise TypeError(f"{who}: radius = {radius!r} must be a number (metres)") from None
+    if not (math.isfinite(r) and r >= 0.0):
+        raise ValueError(f"{who}: radius = {radius!r} must be finite and >= 0 (metres; 0 = a point contact)")
+    return r
+
+
+def rolling_inertia(model, q, radius, contact_joints=None):
+    """(H_r, R) for a robot on a rolling foot of radius r: the contact joints' axes pass through the
+    foot's centre C, and the foot rolls on the horizontal ground without slipping, so the contact
+    point P = C - r up has zero velocity and C moves with  v_C = omega x (C - P) = r omega x up,
+    omega the foot's angular velocity (world). v_C = R qd, R (3 x nv) nonzero in the contact
+    columns only: R[:, j] = r n_j x up for contact joint j of world axis n_j.
+
+    Every body moves as in the model (rotations about C) plus the translation v_C, so the kinetic
+    energy is  1/2 qd' H qd + m v_C . (J_c qd) + 1/2 m |v_C|^2  (J_c = COM Jacobian, m = total
+    mass), and the robot's inertia matrix for the rolling contact is
+        H_r = H + m (R' J_c + J_c' R) + m R' R.
+    In the plane (one contact joint): H_r[0, 0] = H11 + 2 m r J_1 + m r^2 (the parallel-axis
+    theorem about P when J_1 = the COM height above C) and H_r[0, j] = H1j + m r J_j.
+    An instant's impulse response of the rolling robot is that of the model with H_r."""
+    who = "plucker_studies.rolling_inertia"
+    q = _check_model_q(model, q, who)
+    P = contact_dofs(model, contact_joints, who)
+    r = _check_radius(radius, who)
+    up = up_direction(model)
+    names = model.joint_names
+    R = np.zeros((3, model.nv))
+    for k in P:
+        n, _ = _world_axis_and_point(model, q, names[int(k)])
+        R[:, k] = r * np.cross(n, up)
+    Jc = plucker.center_of_mass_jacobian(model, q)
+    m = float(model.total_mass)
+    H = plucker.crba(model, q)
+    return H + m * (R.T @ Jc + Jc.T @ R) + m * R.T @ R, R
+
+
+def _sinc_like(z):
+    """S(z) = sin(sqrt z)/sqrt z (z > 0), sinh(sqrt -z)/sqrt -z (z < 0), and
+    F(z) = (1 - S(z))/z, both entire in z; series below |z| = 1e-3."""
+    z = np.asarray(z, dtype=np.float64)
+    S = np.empty_like(z)
+    F = np.empty_like(z)
+    small = np.abs(z) < 1e-3
+    zs = z[small]
+    S[small] = 1 - zs / 6 + zs ** 2 / 120 - zs ** 3 / 5040
+    F[small] = 1 / 6 - zs / 120 + zs ** 2 / 5040 - zs ** 3 / 362880
+    pos = (~small) & (z > 0)
+    neg = (~small) & (z < 0)
+    w = np.sqrt(z[pos])
+    S[pos] = np.sin(w) / w
+    w = np.sqrt(-z[neg])
+    S[neg] = np.sinh(w) / w
+    big = ~small
+    F[big] = (1 - S[big]) / z[big]
+    return S, F
+
+
+def gravity_stiffness(model, q, step=1e-6):
+    """K_g = d(plucker.gravity_torques)/dq = the Hessian of the potential energy (nq = nv joints),
+    by central differences (truncation error ~ step^2)."""
+    q = _check_model_q(model, q, "plucker_studies.gravity_stiffness")
+    if model.nq != model.nv:
+        raise ValueError("plucker_studies.gravity_stiffness: joints with nq != nv (quaternions) are not supported")
+    K = np.empty((model.nv, model.nv))
+    for j in range(model.nv):
+        dq = np.zeros(model.nv)
+        dq[j] = step
+        K[:, j] = (plucker.gravity_torques(model, q + dq) - plucker.gravity_torques(model, q - dq)) / (2 * step)
+    return 0.5 * (K + K.T)
+
+
+def compliant_contact_gain(model, q, actuated_joints, stiffness, window, contact_joints=None):
+    """Velocity gain of a robot standing on a compliant support area, over a time window T.
+
+    The contact joints (as for velocity_gain_matrix) are held by the support's rotational
+    stiffness K_c (N m/rad; a scalar k means k I, or an n_P x n_P symmetric matrix): a foot on a
+    compliant line or area whose distributed normal stiffness resists its tilting (for N points of
+    stiffness k_p at distances s_i from the pivot, k = k_p sum s_i^2; for a line of width w and
+    stiffness kappa per unit length about its centre, k = kappa w^3 / 12). The robot is at rest
+    in equilibrium at q (the support carries the static moment); from t = 0 the actuated joints
+    move at a constant velocity dqd_A, every other non-contact joint is held (locked). The gain is
+    the horizontal COM displacement per actuated-joint displacement over the window, i.e. the mean
+    COM velocity over [0, T] per unit joint velocity, for the linearised dynamics:
+
+        H_PP qdd_P + H_PA qdd_A + (K_c + K_g,PP) q_P + K_g,PA q_A = 0,     K_g = gravity_stiffness,
+
+    solved in the modes of K = K_c + K_g,PP  (K phi_i = lambda_i H_PP phi_i, Phi' H_PP Phi = I):
+    an impulse at t = 0 gives dqd_P(0+) = -H_PP^-1 H_PA dqd_A (no impulse from a spring), after
+    which the ramp q_A = dqd_A t forces the modes, and with z_i = lambda_i T^2
+
+        G(K_c, T) = J_A + J_P Phi [diag S(z) Phi' (-H_PA) + T^2 diag F(z) Phi' (-K_g,PA)]
+
+    (S(z) = sin(sqrt z)/sqrt z, F(z) = (1 - S)/z; for z < 0 the sines are sinhs). Limits:
+    T -> 0 or K_c -> 0 with T -> 0: the point-contact gain J_A - J_P H_PP^-1 H_PA (a spring gives
+    no impulse); K_c -> infinity: J_A (the foot locked to the ground: the robot is a fixed-base
+    robot); K_c = 0 in the plane: S(-T^2/Tc^2) times the point-contact gain (the point-contact
+    robot topples during the window). Returns G, shape (k, n_A) with k as in velocity_gain_matrix."""
+    who = "plucker_studies.compliant_contact_gain"
+    q = _check_model_q(model, q, who)
+    P = contact_dofs(model, contact_joints, who)
+    A = _actuated_dofs(model, actuated_joints, P, who)
+    try:
+        T = float(window)
+    except (TypeError, ValueError):
+        raise TypeError(f"{who}: window = {window!r} must be a number (seconds)") from None
+    if not (math.isfinite(T) and T > 0.0):
+        raise ValueError(f"{who}: window = {window!r} must be finite and > 0 (seconds)")
+    Kc = np.asarray(stiffness, dtype=np.float64)
+    if Kc.ndim == 0:
+        Kc = float(Kc) * np.eye(P.size)
+    if Kc.shape != (P.size, P.size):
+        raise ValueError(f"{who}: stiffness has shape {Kc.shape}; give a scalar or a ({P.size}, {P.size}) matrix "
+                         "(one row per contact joint)")
+    if not np.all(np.isfinite(Kc)) or not np.allclose(Kc, Kc.T, rtol=1e-12, atol=0.0):
+        raise ValueError(f"{who}: stiffness must be finite and symmetric")
+    if np.min(np.linalg.eigvalsh(Kc)) < -1e-12 * max(1.0, float(np.max(np.abs(Kc)))):
+        raise ValueError(f"{who}: stiffness must be positive semi-definite (a support cannot push the robot over)")
+    D = horizontal_directions(model, q, contact_joints)
+    J = D @ plucker.center_of_mass_jacobian(model, q)
+    H = plucker.crba(model, q)
+    Kg = gravity_stiffness(model, q)
+    HPP, HPA = H[np.ix_(P, P)], H[np.ix_(P, A)]
+    L = np.linalg.cholesky(HPP)
+    Li = np.linalg.inv(L)
+    lam, U = np.linalg.eigh(Li @ (Kc + Kg[np.ix_(P, P)]) @ Li.T)
+    Phi = Li.T @ U
+    S, F = _sinc_like(lam * T * T)
+    JP = J[:, P] @ Phi
+    return J[:, A] + JP @ (S[:, None] * (Phi.T @ -HPA)) + T * T * JP @ (F[:, None] * (Phi.T @ -Kg[np.ix_(P, A)]))
 
 
 class PlanarBalanceModel(NamedTuple):
@@ -528,6 +686,50 @@ def rk4_rollout(model, q0, v0, torque, t_end, dt, record_every=1):
             T.append(t)
             Q.append(q.copy())
             V.append(v.copy())
+    return np.array(T), np.array(Q), np.array(V)
+
+
+def prescribed_rollout(accel, q0, v0, prescribed, qdd_command, t_end, dt):
+    """Classical RK4 of a robot whose velocity indices `prescribed` follow the accelerations
+    qdd_command(t) (a vector over those indices) exactly, every other joint torque-free. accel(q, v,
+    tau) -> qdd is the forward dynamics (plucker.aba, or a plucker.Simulator's acceleration, which
+    adds its contact forces); it is affine in tau, so the prescribed joints' torques come from one
+    evaluation per prescribed index: tau_P solves A_PP tau_P = qdd_command - a0_P with a0 = accel(q,
+    v, 0) and A[:, j] = accel(q, v, e_j) - a0. Joints with nq = nv only. Returns (t, Q, V)."""
+    q = np.array(q0, dtype=np.float64)
+    v = np.array(v0, dtype=np.float64)
+    if q.shape != v.shape:
+        raise ValueError("plucker_studies.prescribed_rollout: q0 and v0 need the same shape (nq = nv joints only)")
+    P = np.asarray(prescribed, dtype=int)
+    if not (dt > 0 and t_end > 0):
+        raise ValueError(f"plucker_studies.prescribed_rollout: need dt > 0 and t_end > 0, got {dt}, {t_end}")
+    nv = v.size
+
+    def f(t, q, v):
+        a0 = accel(q, v, np.zeros(nv))
+        A = np.empty((nv, P.size))
+        for k, j in enumerate(P):
+            e = np.zeros(nv)
+            e[j] = 1.0
+            A[:, k] = accel(q, v, e) - a0
+        tau = np.linalg.solve(A[P], np.asarray(qdd_command(t), dtype=np.float64) - a0[P])
+        return v, a0 + A @ tau
+
+    steps = int(round(t_end / dt))
+    T, Q, V = [0.0], [q.copy()], [v.copy()]
+    for k in range(steps):
+        t = k * dt
+        k1q, k1v = f(t, q, v)
+        k2q, k2v = f(t + 0.5 * dt, q + 0.5 * dt * k1q, v + 0.5 * dt * k1v)
+        k3q, k3v = f(t + 0.5 * dt, q + 0.5 * dt * k2q, v + 0.5 * dt * k2v)
+        k4q, k4v = f(t + dt, q + dt * k3q, v + dt * k3v)
+        q = q + dt / 6.0 * (k1q + 2 * k2q + 2 * k3q + k4q)
+        v = v + dt / 6.0 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
+            raise FloatingPointError(f"plucker_studies.prescribed_rollout: the state diverged at t = {(k + 1) * dt:.6g} s")
+        T.append((k + 1) * dt)
+        Q.append(q.copy())
+        V.append(v.copy())
     return np.array(T), np.array(Q), np.array(V)
 
 

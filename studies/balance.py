@@ -8,7 +8,8 @@ plucker_studies.velocity_gain (plucker.crba / plucker.minv), checks them against
 simulated impulses, sweeps the mass and length distribution of a triple pendulum, simulates the
 balance controller (RK4 over plucker.aba) for push recovery and command tracking with and without
 the preview filter, and analyses HyQ (../shared/models/hyq.urdf) standing on a diagonal pair of
-feet. Writes docs/studies/balance.md and its PNG figures.
+feet, the gains on a rolling foot (vs its radius) and on a compliant support area (vs its
+stiffness, checked against plucker.Simulator). Writes docs/studies/balance.md and its PNG figures.
 
     PYTHONPATH=build/python:python /usr/bin/python3 studies/balance.py [--quick] [--out DIR]
 
@@ -34,8 +35,9 @@ import plucker_studies as ps  # noqa: E402
 
 MODELS_DIR = os.path.join(os.environ.get("PLUCKER_SHARED_DIR", os.path.join(REPO, "..", "shared")), "models")
 
-FULL = dict(simplex_step=0.025, sim_dt=1e-3, sim_T=5.0, track_T=6.0, record=10)
-QUICK = dict(simplex_step=0.1, sim_dt=4e-3, sim_T=2.5, track_T=3.0, record=5)
+FULL = dict(simplex_step=0.025, sim_dt=1e-3, sim_T=5.0, track_T=6.0, record=10,
+            compliant_k=(0.0, 20.0, 100.0, 1e3, 1e4, 1e5))
+QUICK = dict(simplex_step=0.1, sim_dt=4e-3, sim_T=2.5, track_T=3.0, record=5, compliant_k=(100.0,))
 
 # The double pendulum of the controller study and the checks: a leg (link 1) and a heavy body (link 2).
 DP = dict(lengths=[1.0, 0.8], masses=[2.0, 3.0], coms=[0.45, 0.3], inertias=[0.15, 0.4])
@@ -155,17 +157,21 @@ def named_designs():
 
 
 # ------------------------------------------------------------------------ 2b. 3-D point contact
-def spatial_double_pendulum_urdf(lengths, masses, coms, inertias):
+def spatial_double_pendulum_urdf(lengths, masses, coms, inertias, contact_height=0.0, link1_offset=0.0):
     """A spatial double pendulum on a point contact: three passive revolute joints (x, y, z
     axes, through the contact point; massless links between them) then link 1 (z up), a 2-DoF hip
-    (joint2y about y, then joint2x about x) and link 2; inertias isotropic about each COM."""
+    (joint2y about y, then joint2x about x) and link 2; inertias isotropic about each COM.
+    contact_height: the contact joints' axes meet at (0, 0, contact_height) (the centre of a
+    rolling ball foot of that radius); link1_offset: link 1 (its COM and the hip) is raised by that
+    much above the contact joints (a rigid foot reaching down to a pivot on the ground)."""
     (l1, _), (m1, m2), (c1, c2), (I1, I2) = lengths, masses, coms, inertias
+    c1, l1 = c1 + link1_offset, l1 + link1_offset
     out = ['<?xml version="1.0"?>', '<robot name="spatial_double">', '<link name="ground"/>',
            '<link name="cx"/>', '<link name="cy"/>', '<link name="hip"/>']
     for name, m, c, I in (("link1", m1, c1, I1), ("link2", m2, c2, I2)):
         out.append(f'<link name="{name}"><inertial><origin xyz="0 0 {c!r}"/><mass value="{m!r}"/>'
                    f'<inertia ixx="{I!r}" ixy="0" ixz="0" iyy="{I!r}" iyz="0" izz="{I!r}"/></inertial></link>')
-    joints = [("contact_x", "ground", "cx", 0.0, "1 0 0"), ("contact_y", "cx", "cy", 0.0, "0 1 0"),
+    joints = [("contact_x", "ground", "cx", contact_height, "1 0 0"), ("contact_y", "cx", "cy", 0.0, "0 1 0"),
               ("contact_z", "cy", "link1", 0.0, "0 0 1"), ("joint2y", "link1", "hip", l1, "0 1 0"),
               ("joint2x", "hip", "link2", 0.0, "1 0 0")]
     for name, parent, child, z, axis in joints:
@@ -201,6 +207,114 @@ def study_spatial():
     sim = (res[0][1] - res[1][1]) / dv[4]
     free = ps.velocity_gain_matrix(m, q, ["joint2x"], others="free", contact_joints=contact)[:, 0]
     return dict(rows=rows, sagittal=(Gs, Gp), impulse=(sim, free))
+
+
+# ------------------------------------------------------------------------ 5. rolling contact
+ROLL_R = np.linspace(0.0, 0.5, 51)
+UNIFORM3 = dict(lengths=[1 / 3] * 3, masses=[1 / 3] * 3)
+
+
+def rolling_time_constant(model, q, r):
+    """Tc of the rolling robot: H_r11 / (m g h), h = COM height above the foot's centre (gravity's
+    moment about the contact point is m g x with x measured from the centre's vertical)."""
+    b = ps.planar_balance_model(model, q)
+    Hr, _ = ps.rolling_inertia(model, q, r)
+    return math.sqrt(Hr[0, 0] / (b.mass * b.gravity * b.height))
+
+
+def study_rolling():
+    out = {}
+    for name, params in (("TP", TP), ("uniform", UNIFORM3)):
+        m = ps.planar_chain(**params)
+        q = np.zeros(3)
+        rows = {key: [] for key in ("G2", "G3", "G2g", "G3g", "Tc")}
+        for r in ROLL_R:
+            rows["G2"].append(ps.velocity_gain(m, q, "joint2", radius=r))
+            rows["G3"].append(ps.velocity_gain(m, q, "joint3", radius=r))
+            rows["G2g"].append(ps.velocity_gain(m, q, "joint2", radius=r, reference="ground"))
+            rows["G3g"].append(ps.velocity_gain(m, q, "joint3", radius=r, reference="ground"))
+            rows["Tc"].append(rolling_time_constant(m, q, r))
+        out[name] = {k: np.array(v) for k, v in rows.items()}
+        out[name]["height"] = ps.planar_balance_model(m, q).height
+    # r -> 0 on the triple pendulum (TP), q general
+    m = ps.planar_chain(**TP)
+    q = np.array([0.1, -0.4, 0.6])
+    G0 = ps.velocity_gain(m, q, "joint3")
+    out["limit"] = [(r, ps.velocity_gain(m, q, "joint3", radius=r) - G0) for r in (1e-2, 1e-3, 1e-5, 1e-7)]
+    out["limit_G0"] = G0
+    # The instant of rolling is a rotation about the contact point: a second model pinned there.
+    C = ["contact_x", "contact_y", "contact_z"]
+    checks = []
+    for r in (0.05, 0.2):
+        roll = plucker.Model.from_urdf_string(spatial_double_pendulum_urdf(**DP, contact_height=r))
+        pin = plucker.Model.from_urdf_string(spatial_double_pendulum_urdf(**DP, link1_offset=r))
+        for qv in (np.array([0.0, 0.0, 0.0, 0.5, 0.0]), np.array([0.0, 0.0, 0.8, -0.3, 0.6])):
+            Gr = ps.velocity_gain_matrix(roll, qv, ["joint2y", "joint2x"], contact_joints=C, radius=r, reference="ground")
+            Gc = ps.velocity_gain_matrix(roll, qv, ["joint2y", "joint2x"], contact_joints=C, radius=r)
+            Gp = ps.velocity_gain_matrix(pin, qv, ["joint2y", "joint2x"], contact_joints=C)
+            Hr, _ = ps.rolling_inertia(roll, qv, r, C)
+            checks.append((r, qv, Gc, Gr, Gp, float(np.max(np.abs(Gr - Gp))),
+                           float(np.max(np.abs(Hr - plucker.crba(pin, qv))))))
+    out["pin"] = checks
+    return out
+
+
+# ------------------------------------------------------------------------ 6. compliant support
+COMPLIANT_K = np.concatenate([[0.0], np.logspace(0, 6, 121)])
+FOOT_POINTS = np.linspace(-0.1, 0.1, 5)  # the sole's contact points (m), 0.2 m wide
+
+
+def simulated_compliant_gain(model, q0, joint, k, T, eps=5e-4, dqd=1e-3):
+    """The mean-gain experiment on plucker.Simulator: the foot pressed 1 mm into a linear
+    compliant ground at FOOT_POINTS (stiffness k / sum s_i^2 each, no damping or friction, so the
+    rotational stiffness is k), joint ramped to dqd within eps and held, the other non-contact
+    joints held; returns COM displacement / joint displacement after T (k = 0: plucker.aba)."""
+    if k == 0.0:
+        def acc(q, v, tau):
+            return plucker.aba(model, q, v, tau)
+    else:
+        sim = plucker.Simulator(model, dt=1e-3)
+        sim.add_ground(offset=1e-3, contact="linear", stiffness=k / np.sum(FOOT_POINTS ** 2), damping=0.0, friction=0.0)
+        for s in FOOT_POINTS:
+            sim.add_point("link1", position=(s, 0.0, 0.0))
+        acc = sim.acceleration
+    j = model.joint_v_index(joint)
+    P = np.arange(1, model.nv)
+
+    def cmd(t):
+        out = np.zeros(P.size)
+        out[j - 1] = dqd / eps if t < eps else 0.0
+        return out
+    _, Q, _ = ps.prescribed_rollout(acc, q0, np.zeros(model.nv), P, cmd, T, eps / 4)
+    D = ps.horizontal_directions(model, Q[-1])
+    x = float((D @ (plucker.center_of_mass(model, Q[-1]) - ps.contact_point(model, Q[-1])))[0])
+    return x / (Q[-1, j] - Q[0, j]), T - eps / 2  # the ramp delays the step by eps/2
+
+
+def study_compliant(cfg):
+    out = {}
+    m = ps.planar_chain(**DP)
+    q = np.zeros(2)
+    b = ps.planar_balance_model(m, q)
+    out["dp"] = dict(Tc=b.Tc, kcrit=b.mass * b.gravity * b.height, point=ps.velocity_gain(m, q, "joint2"),
+                     JA=float(plucker.center_of_mass_jacobian(m, q)[0, 1]), windows={})
+    for T in (0.1, b.Tc, 2 * b.Tc):
+        out["dp"]["windows"][T] = np.array([ps.compliant_contact_gain(m, q, ["joint2"], k, T)[0, 0] for k in COMPLIANT_K])
+    sims = []
+    for k in cfg["compliant_k"]:
+        g, Teff = simulated_compliant_gain(m, q, "joint2", k, b.Tc)
+        sims.append((k, g, ps.compliant_contact_gain(m, q, ["joint2"], k, Teff)[0, 0]))
+    out["dp"]["sims"] = sims
+    m3 = ps.planar_chain(**TP)
+    q3 = np.zeros(3)
+    b3 = ps.planar_balance_model(m3, q3)
+    JA = plucker.center_of_mass_jacobian(m3, q3)[0]
+    out["tp"] = dict(Tc=b3.Tc, kcrit=b3.mass * b3.gravity * b3.height, JA=(JA[1], JA[2]),
+                     point=(ps.velocity_gain(m3, q3, "joint2"), ps.velocity_gain(m3, q3, "joint3")),
+                     G=np.array([ps.compliant_contact_gain(m3, q3, ["joint2", "joint3"], k, b3.Tc)[0] for k in COMPLIANT_K]))
+    g3, Teff = simulated_compliant_gain(m3, q3, "joint3", 1e3, b3.Tc)
+    out["tp"]["sim"] = (1e3, g3, ps.compliant_contact_gain(m3, q3, ["joint3"], 1e3, Teff)[0, 0])
+    return out
 
 
 # ------------------------------------------------------------------------ 3. the controller
@@ -434,6 +548,57 @@ def plots(R, out):
     fig.savefig(os.path.join(out, "balance_other_motion.png"), dpi=90)
     plt.close(fig)
     files.append("balance_other_motion.png")
+
+    RR = R["rolling"]
+    fig, axs = plt.subplots(1, 2, figsize=(12, 3.8))
+    for name, style in (("TP", "-"), ("uniform", "--")):
+        S = RR[name]
+        axs[0].plot(ROLL_R, S["G2"], "C0" + style, label=f"{name}: joint 2, rel. contact")
+        axs[0].plot(ROLL_R, S["G3"], "C1" + style, label=f"{name}: joint 3, rel. contact")
+        axs[0].plot(ROLL_R, S["G2g"], "C2" + style, label=f"{name}: joint 2, ground")
+        axs[0].plot(ROLL_R, S["G3g"], "C3" + style, label=f"{name}: joint 3, ground")
+        axs[1].plot(ROLL_R, S["Tc"], "k" + style, label=name)
+    axs[0].axhline(0.0, color="grey", lw=0.5)
+    axs[0].set_ylabel("velocity gain G (m/rad)")
+    axs[1].set_ylabel("Tc of the rolling robot (s)")
+    for ax in axs:
+        ax.set_xlabel("foot radius r (m)")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    fig.suptitle("Triple pendulums upright on a rolling foot (others locked): gain vs radius")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "balance_rolling.png"), dpi=90)
+    plt.close(fig)
+    files.append("balance_rolling.png")
+
+    CC = R["compliant"]
+    fig, axs = plt.subplots(1, 2, figsize=(12, 3.8))
+    d = CC["dp"]
+    kk = np.maximum(COMPLIANT_K, 0.3)  # k = 0 drawn at the left edge
+    for T, G in d["windows"].items():
+        axs[0].semilogx(kk, G, label=f"window T = {T:.3f} s")
+    ks = [max(k, 0.3) for k, _, _ in d["sims"]]
+    axs[0].semilogx(ks, [g for _, g, _ in d["sims"]], "ko", mfc="none", label="Simulator, T = Tc")
+    axs[0].axhline(d["point"], color="grey", ls=":", label="point contact (impulse)")
+    axs[0].axhline(d["JA"], color="grey", ls="--", label="foot locked (J_A)")
+    axs[0].axvline(d["kcrit"], color="r", lw=0.5, label="k = m g h")
+    axs[0].set_title("double pendulum, joint 2")
+    t = CC["tp"]
+    axs[1].semilogx(kk, t["G"][:, 0], label="joint 2")
+    axs[1].semilogx(kk, t["G"][:, 1], label="joint 3")
+    axs[1].semilogx([t["sim"][0]], [t["sim"][1]], "ko", mfc="none", label="Simulator (joint 3)")
+    axs[1].axvline(t["kcrit"], color="r", lw=0.5, label="k = m g h")
+    axs[1].set_title(f"triple pendulum TP, window T = Tc = {t['Tc']:.3f} s")
+    for ax in axs:
+        ax.set_xlabel("support stiffness k (N m/rad); k = 0 at the left edge")
+        ax.set_ylabel("mean gain over the window (m/rad)")
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    fig.suptitle("Compliant support area: velocity gain vs rotational stiffness (upright, others locked)")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "balance_compliant.png"), dpi=90)
+    plt.close(fig)
+    files.append("balance_compliant.png")
     return files
 
 
@@ -685,6 +850,7 @@ def write_page(R, files, quick, seconds):
           f"the diverging component x + Tc xdot needs a joint speed change of about "
           f"{0.01 / abs(best[1] * hb.Tc):.1f} rad/s of one HAA joint.\n")
 
+    write_rolling_and_compliant(R, files, w)
     w("## Agreement with the papers\n")
     w(AGREEMENT)
     w("\n## Parameters\n")
@@ -693,6 +859,123 @@ def write_page(R, files, quick, seconds):
     w(f"* sweep step: {R['cfg']['simplex_step']}; simulation dt {R['cfg']['sim_dt']} s, push horizon "
       f"{R['cfg']['sim_T']} s, tracking horizon {R['cfg']['track_T']} s.\n")
     return "\n".join(L) + "\n"
+
+
+def _zero_crossing(x, y):
+    k = np.flatnonzero(np.sign(y[:-1]) != np.sign(y[1:]))
+    if k.size == 0:
+        return None
+    i = int(k[0])
+    return float(x[i] - y[i] * (x[i + 1] - x[i]) / (y[i + 1] - y[i]))
+
+
+def write_rolling_and_compliant(R, files, w):
+    RR = R["rolling"]
+    w("## 5. Rolling contact\n")
+    w("A foot of radius r (a wheel in the plane, a ball in 3-D) rolls on the horizontal ground without "
+      "slipping. Convention: the model's contact joints pass through the foot's **centre** C (the model is "
+      "the robot as if pinned at C); the contact point P = C - r up moves as the foot rolls. Derived here "
+      "from the rolling constraint (the papers' formulas could not be read):\n")
+    w("* No slip: P's material point has zero velocity, so C moves with v_C = omega x (C - P) = r omega x up "
+      "(omega the foot's angular velocity); in the plane v_C = r qd_1 u (u the horizontal direction of "
+      "section 1). v_C = R qd, R nonzero only in the contact columns.")
+    w("* Every body moves as in the model plus the translation v_C, so the kinetic energy is "
+      "1/2 qd' H qd + m v_C . (J_c qd) + 1/2 m |v_C|^2 and the rolling robot's inertia matrix is "
+      "**H_r = H + m (R' J_c + J_c' R) + m R' R** (`plucker_studies.rolling_inertia`). In the plane: "
+      "H_r11 = H11 + 2 m r J_1 + m r^2 (the parallel-axis theorem about P), H_r1j = H1j + m r J_j.")
+    w("* An impulse sees only the instant's velocity constraint, so the gains are those of section 1 with "
+      "H_r in place of H: G = J_A - J_P H_r,PP^-1 H_r,PA (locked others; `velocity_gain(..., radius=r)`). "
+      "Two velocities can be meant: the COM's velocity **relative to the contact point** (the default, "
+      "`reference='contact'`: gravity's moment about the contact is m g x with x = c - P, so this is the "
+      "one balance depends on), whose rows are the model's own J (P moves with C horizontally); and the "
+      "COM's **absolute** velocity (`reference='ground'`), rows J + R. They differ by r times the "
+      "foot's rate change, -r H_r,1a / H_r,11 in the plane.")
+    w("* Gravity: the potential does not see r (C stays at height r), so the rolling robot's toppling "
+      "time constant is Tc_r^2 = H_r11 / (m g h), h the COM height above **C**.\n")
+    w("Checks (tests): the planar double pendulum on a wheel against a closed form written from the "
+      "bodies' positions (1e-12 relative, both references, q = (0, 0), (0.1, 0.5), (-0.3, 1.2), "
+      "r = 0.02, 0.3); the rolling robot's H_r and its ground-referenced gains against a **second "
+      "model pinned at the contact point** (built with the foot's centre offset r above the pin), in "
+      "the plane at any foot angle and in 3-D for a ball foot:\n")
+    rows = []
+    for r, qv, Gc, Gr, Gp, dG, dH in RR["pin"]:
+        rows.append((f"{r:g}", np.array2string(qv, precision=2), np.array2string(Gr, precision=5).replace("\n", ""),
+                     np.array2string(Gp, precision=5).replace("\n", ""), f"{dG:.1e}", f"{dH:.1e}"))
+    w(table(["r (m)", "q (3-D double pendulum)", "G rolling, ground (rows x, y)", "G pinned at P", "max abs dG",
+             "max abs(H_r - H_pin)"], rows))
+    w("\nr -> 0 (triple pendulum TP at q = (0.1, -0.4, 0.6), joint 3, point-contact gain "
+      f"{RR['limit_G0']:.6f} m/rad): G(r) - G(0) = "
+      + ", ".join(f"{d:.3e} (r = {r:g})" for r, d in RR["limit"])
+      + ": linear in r (the tests hold |G(r) - G(0)| <= 1 m^-1 x r and the slope to 1e-3).\n")
+    w(f"![rolling]({files[5]})\n")
+    for name, label in (("TP", "TP"), ("uniform", "uniform triple pendulum (1 kg, 1 m)")):
+        S = RR[name]
+        z2 = _zero_crossing(ROLL_R, S["G2"])
+        z3 = _zero_crossing(ROLL_R, S["G3"])
+        w(f"* {label}, upright (COM {S['height']:.3f} m above C): relative to the contact, G2 goes from "
+          f"{S['G2'][0]:.4f} (point) to {S['G2'][-1]:.4f} m/rad at r = {ROLL_R[-1]:g} m and G3 from "
+          f"{S['G3'][0]:.4f} to {S['G3'][-1]:.4f}; they cross zero at r = "
+          f"{'%.3f' % z2 if z2 is not None else 'never'} and {'%.3f' % z3 if z3 is not None else 'never'} m. "
+          f"Absolute (ground) gains change little: G2 {S['G2g'][0]:.4f} -> {S['G2g'][-1]:.4f}, G3 "
+          f"{S['G3g'][0]:.4f} -> {S['G3g'][-1]:.4f}. Tc grows from {S['Tc'][0]:.3f} to {S['Tc'][-1]:.3f} s.")
+    w("\nReading (ours): a rolling foot changes little how much a joint motion moves the COM over the "
+      "ground, but it moves the contact point with it. Leaning the upper body back (negative gain on a "
+      "point foot) rolls the foot forward, under the COM, so relative to the support the gain shrinks, "
+      "passes through zero (at that radius the joint cannot move the COM relative to the support at "
+      "all: it cannot balance the robot) and changes sign for larger feet. A large foot also topples "
+      "more slowly (larger Tc). Whether this matches the paper's rolling-contact results could not be "
+      "checked.\n")
+
+    CC = R["compliant"]
+    d, t = CC["dp"], CC["tp"]
+    w("## 6. Compliant support area\n")
+    w("A foot standing on a support area (a line in the plane) whose distributed normal compliance "
+      "resists its tilting: a rotational stiffness k (N m/rad) at the contact joint(s) (k = k_p sum s_i^2 "
+      "for points of stiffness k_p at distances s_i from the pivot; kappa w^3/12 for a line of width w and "
+      "stiffness kappa per unit length about its centre; a matrix in 3-D). **A spring gives no impulse**, "
+      "so the impulse gain of section 1 is the point-contact gain at every finite stiffness; the stiffness "
+      "acts over time. The gain as a function of the stiffness is therefore defined here over a time "
+      "window T (derived here, not from the papers): the robot at rest in equilibrium, the actuated joint "
+      "starts moving at a constant velocity, the other joints held, and G(k, T) = the mean COM velocity "
+      "over [0, T] per unit joint velocity (COM displacement / joint displacement). For the linearised "
+      "robot (K_g = the Hessian of the potential, `plucker_studies.gravity_stiffness`),\n")
+    w("    H_PP qdd_P + H_PA qdd_A + (K_c + K_g,PP) q_P + K_g,PA q_A = 0,   q_A = dqd_A t,  "
+      "dqd_P(0+) = -H_PP^-1 H_PA dqd_A\n")
+    w("solved in the modes of K_c + K_g,PP (K phi = lambda H_PP phi), z = lambda T^2:\n")
+    w("    G(k, T) = J_A + J_P Phi [ S(z) Phi' (-H_PA) + T^2 F(z) Phi' (-K_g,PA) ],   S = sin(sqrt z)/sqrt z,  "
+      "F = (1 - S)/z\n")
+    w("(`plucker_studies.compliant_contact_gain`; sinh for z < 0, series near z = 0). Limits: "
+      "**k -> infinity**: G -> J_A, the COM Jacobian column of a fixed-base robot (the foot locked to the "
+      "ground); **T -> 0**: the point-contact gain, for every k; **k = 0**: in the plane "
+      "G = G_point sinh(T/Tc)/(T/Tc), the point-contact robot (which topples during the window: the simple "
+      "model's x = G Tc sinh(t/Tc) qd). Between, with k > m g h the foot oscillates at "
+      "sqrt((k - m g h)/H11) and the mean gain swings around J_A before settling on it.\n")
+    w("Check against `plucker.Simulator` (independent: contact forces from five preloaded linear "
+      "contact points across a 0.2 m sole, no damping or friction, the joint ramped to 1e-3 rad/s within "
+      "0.5 ms by torques solved from the simulator's accelerations, RK4 at 0.125 ms; the formula is taken "
+      "at the window T - 0.25 ms for the ramp's delay). Double pendulum upright, joint 2, T = Tc = "
+      f"{d['Tc']:.4f} s; point gain {d['point']:.5f}, J_A = {d['JA']:.5f} m/rad, m g h = {d['kcrit']:.2f} N m/rad:\n")
+    w(table(["k (N m/rad)", "Simulator", "formula", "abs. difference"],
+            [(f"{k:g}", g, gf, f"{abs(g - gf):.1e}") for k, g, gf in d["sims"]]))
+    w(f"\nTriple pendulum TP, joint 3, k = {t['sim'][0]:g}, T = Tc = {t['Tc']:.4f} s: Simulator "
+      f"{t['sim'][1]:.6f}, formula {t['sim'][2]:.6f} (difference {abs(t['sim'][1] - t['sim'][2]):.1e}). "
+      "The tests hold the double pendulum's to 2e-5 at T = 0.3 s.\n")
+    w(f"![compliant]({files[6]})\n")
+    Gw = d["windows"]
+    Tmid = sorted(Gw)[1]
+    w(f"* Double pendulum, T = Tc: G(0) = {Gw[Tmid][0]:.4f} (the point-contact robot, larger than the "
+      f"impulse gain {d['point']:.4f} because it topples), G at k = m g h = "
+      f"{np.interp(d['kcrit'], COMPLIANT_K, Gw[Tmid]):.4f}, G at k = 1e6 = {Gw[Tmid][-1]:.4f} "
+      f"(J_A = {d['JA']:.4f}). The gain changes sign near k = "
+      f"{_zero_crossing(COMPLIANT_K, Gw[Tmid]):.0f} N m/rad: a stiff enough support turns the reaction-wheel "
+      "effect (the COM moves back when the upper body leans forward) into the fixed-base one (it moves "
+      "forward).")
+    w(f"* TP, T = Tc: joint 2 from {t['G'][0, 0]:.4f} (k = 0) to {t['G'][-1, 0]:.4f} (J_A = {t['JA'][0]:.4f}), "
+      f"joint 3 from {t['G'][0, 1]:.4f} to {t['G'][-1, 1]:.4f} (J_A = {t['JA'][1]:.4f}); m g h = {t['kcrit']:.1f} N m/rad.")
+    w("* Which regime a robot is in is set by k against m g h and H11/T^2: a support much stiffer than "
+      "H11/T^2 + m g h over the controller's time scale T makes the robot a fixed-base one for balancing "
+      "(the COM is moved by ankle-like action on the ground, the velocity gain of a point foot no longer "
+      "limits it); a softer one leaves the point-contact gain in charge.\n")
 
 
 AGREEMENT = """* Gains as ratios of COM velocity change to actuated-joint velocity change, computed from the JSIM of
@@ -705,8 +988,12 @@ AGREEMENT = """* Gains as ratios of COM velocity change to actuated-joint veloci
 * The four-term law with gains that are "trivial functions of the two model parameters and a single
   value chosen by the user": reproduced (our pole placement); the full nonlinear robot's closed-loop
   poles land on the design. The preview filter makes the robot "lean in anticipation" and removes the
-  wrong-way joint motion (figure above). Rolling contacts (a curved foot) and compliant contact areas
-  from the velocity-gain paper are not implemented.
+  wrong-way joint motion (figure above).
+* Rolling contacts (planar and 3-D) and compliant contact areas, which the velocity-gain abstract
+  says the paper treats: implemented from the rolling constraint and the linearised compliant
+  support (sections 5 and 6), with our own choices where the definition is open (the reference of
+  the COM velocity on a rolling foot; the time window over which a compliant support's gain is
+  measured). The paper's own formulas and numbers for them could not be read or compared.
 * Numbers from the papers (their triple pendulum's and quadruped's gains) could not be compared: no
   public text of those sections was reachable. The qualitative conclusions above are this study's own.
 """
@@ -720,6 +1007,8 @@ def run(cfg):
     R["designs"] = named_designs()
     R["control"] = study_control(cfg)
     R["hyq"] = study_hyq()
+    R["rolling"] = study_rolling()
+    R["compliant"] = study_compliant(cfg)
     return R
 
 

@@ -345,7 +345,7 @@ def test_quick_study_writes_its_page(tmp_path):
     assert time.time() - t0 < 120
     page = (tmp_path / "balance.md").read_text()
     for fig in ("balance_design_mass.png", "balance_design_length.png", "balance_push.png",
-                "balance_tracking.png", "balance_other_motion.png"):
+                "balance_tracking.png", "balance_other_motion.png", "balance_rolling.png", "balance_compliant.png"):
         assert (tmp_path / fig).stat().st_size > 1000 and f"({fig})" in page
     import re
     assert "## Agreement with the papers" in page and not re.search(r"(?<![\^_])\b(nan|inf)\b", page.lower())
@@ -370,3 +370,196 @@ def test_hyq_on_two_feet():
     assert gains["rf_haa_joint"] == pytest.approx(-gains["lh_haa_joint"], rel=0.05)
     # The hip abduction moves the leg across the line: it has the largest gain.
     assert max(gains, key=lambda k: abs(gains[k])).endswith("haa_joint")
+
+
+# ------------------------------------------------------------------ rolling contact
+def rolling_double_pendulum_closed_form(q1, q2, r, lengths, masses, coms, inertias):
+    """(G_contact, G_ground): the planar double pendulum on a wheel of radius r centred on the
+    foot joint, rolling without slip. Written out from positions: the wheel centre is at
+    (r q1, r); link 1's COM at centre + c1 (sin q1, cos q1); link 2's at centre + l1 (sin q1,
+    cos q1) + c2 (sin q12, cos q12). x = COM - contact point (r q1, 0) horizontally."""
+    (l1, _), (m1, m2), (c1, c2), (I1, I2) = lengths, masses, coms, inertias
+    m = m1 + m2
+    s1, k1, s12, k12 = math.sin(q1), math.cos(q1), math.sin(q1 + q2), math.cos(q1 + q2)
+    # d(COM_i)/dq1 and d(COM_2)/dq2, (x, z) components
+    a1 = (r + c1 * k1, -c1 * s1)
+    a2 = (r + l1 * k1 + c2 * k12, -(l1 * s1 + c2 * s12))
+    b2 = (c2 * k12, -c2 * s12)
+    H11 = I1 + I2 + m1 * (a1[0] ** 2 + a1[1] ** 2) + m2 * (a2[0] ** 2 + a2[1] ** 2)
+    H12 = I2 + m2 * (a2[0] * b2[0] + a2[1] * b2[1])
+    J1 = (m1 * c1 * k1 + m2 * (l1 * k1 + c2 * k12)) / m  # d x / d q1 (relative to the contact point)
+    J2 = m2 * c2 * k12 / m
+    G = J2 - J1 * H12 / H11
+    return G, G + r * (-H12 / H11)  # the ground frame adds the contact point's velocity r dq1
+
+
+@pytest.mark.parametrize("q", [(0.0, 0.0), (0.1, 0.5), (-0.3, 1.2)])
+@pytest.mark.parametrize("r", [0.02, 0.3])
+def test_rolling_double_pendulum_matches_closed_form(q, r):
+    m = ps.planar_chain(**DP)
+    qa = np.array(q)
+    Gc, Gg = rolling_double_pendulum_closed_form(*q, r, **DP)
+    assert ps.velocity_gain(m, qa, "joint2", radius=r) == pytest.approx(Gc, rel=1e-12, abs=1e-15)
+    assert ps.velocity_gain(m, qa, "joint2", radius=r, reference="ground") == pytest.approx(Gg, rel=1e-12, abs=1e-15)
+    # Two joints: locked and free others agree for the rolling contact too.
+    assert ps.velocity_gain(m, qa, "joint2", radius=r, others="free") == pytest.approx(Gc, rel=1e-11)
+
+
+def test_rolling_gain_tends_to_the_point_gain():
+    m = ps.planar_chain(**DP)
+    q = np.array([0.1, 0.5])
+    G0 = ps.velocity_gain(m, q, "joint2")
+    assert ps.velocity_gain(m, q, "joint2", radius=0.0, reference="ground") == G0
+    slope = (ps.velocity_gain(m, q, "joint2", radius=1e-4) - G0) / 1e-4
+    for r in (1e-3, 1e-5, 1e-7):
+        d = ps.velocity_gain(m, q, "joint2", radius=r) - G0
+        # O(r): |G(r) - G(0)| <= 1 m^-1 * r, and the difference is linear in r to 1e-3 relative
+        assert abs(d) <= 1.0 * r and d == pytest.approx(slope * r, rel=2e-2 if r == 1e-3 else 1e-3)
+    # 3-D: the spatial double pendulum's 2 x 2 gain matrix
+    import balance as study
+    ms = plucker.Model.from_urdf_string(study.spatial_double_pendulum_urdf(**DP))
+    qs = np.array([0.1, -0.2, 0.3, 0.5, -0.4])
+    C = ["contact_x", "contact_y", "contact_z"]
+    G0 = ps.velocity_gain_matrix(ms, qs, ["joint2y", "joint2x"], contact_joints=C)
+    G1 = ps.velocity_gain_matrix(ms, qs, ["joint2y", "joint2x"], contact_joints=C, radius=1e-7)
+    assert np.max(np.abs(G1 - G0)) <= 1.0 * 1e-7 and np.max(np.abs(G1 - G0)) > 0
+
+
+def pin_chain_urdf(q1, r, lengths, masses, coms, inertias):
+    """The double pendulum pinned at the wheel's contact point P instead of rolling: the pin is at
+    the origin, and link 1 (at pin angle q1) is offset so that the wheel centre sits at r above
+    P: offset d = R_y(-q1) (0, 0, r) = r (-sin q1, 0, cos q1) in link 1's frame."""
+    (l1, _), (m1, m2), (c1, c2), (I1, I2) = lengths, masses, coms, inertias
+    dx, dz = -r * math.sin(q1), r * math.cos(q1)
+    return f"""<?xml version="1.0"?><robot name="pin"><link name="ground"/>
+<link name="a"><inertial><origin xyz="{dx!r} 0 {dz + c1!r}"/><mass value="{m1!r}"/>
+<inertia ixx="{I1!r}" ixy="0" ixz="0" iyy="{I1!r}" iyz="0" izz="{I1!r}"/></inertial></link>
+<link name="b"><inertial><origin xyz="0 0 {c2!r}"/><mass value="{m2!r}"/>
+<inertia ixx="{I2!r}" ixy="0" ixz="0" iyy="{I2!r}" iyz="0" izz="{I2!r}"/></inertial></link>
+<joint name="pin" type="continuous"><parent link="ground"/><child link="a"/><axis xyz="0 1 0"/></joint>
+<joint name="knee" type="continuous"><parent link="a"/><child link="b"/><origin xyz="{dx!r} 0 {dz + l1!r}"/>
+<axis xyz="0 1 0"/></joint></robot>"""
+
+
+@pytest.mark.parametrize("q", [(0.0, 0.0), (0.25, -0.7), (-0.4, 1.1)])
+def test_rolling_instant_equals_a_pin_at_the_contact_point(q):
+    # At an instant, rolling without slip is a rotation about the contact point: the rolling
+    # robot's inertia and impulse response are those of a robot pinned there (another model).
+    r = 0.15
+    m = ps.planar_chain(**DP)
+    pin = plucker.Model.from_urdf_string(pin_chain_urdf(q[0], r, **DP))
+    qa = np.array(q)
+    Hr, R = ps.rolling_inertia(m, qa, r)
+    Hp = plucker.crba(pin, qa)
+    np.testing.assert_allclose(Hr, Hp, rtol=1e-12, atol=1e-13)
+    Gp = ps.velocity_gain(pin, qa, "knee")  # absolute COM velocity of the pinned robot
+    assert ps.velocity_gain(m, qa, "joint2", radius=r, reference="ground") == pytest.approx(Gp, rel=1e-11)
+    # relative to the moving contact point: minus r times the foot's rate change -Hp12/Hp11
+    assert ps.velocity_gain(m, qa, "joint2", radius=r) == pytest.approx(Gp + r * Hp[0, 1] / Hp[0, 0], rel=1e-11)
+
+
+@pytest.mark.parametrize("qs", [(0.0, 0.0, 0.0, 0.5, -0.4), (0.0, 0.0, 0.8, -0.3, 0.6)])
+def test_rolling_ball_equals_a_pin_at_the_contact_point_3d(qs):
+    import balance as study
+    r = 0.12
+    C = ["contact_x", "contact_y", "contact_z"]
+    roll = plucker.Model.from_urdf_string(study.spatial_double_pendulum_urdf(**DP, contact_height=r))
+    pin = plucker.Model.from_urdf_string(study.spatial_double_pendulum_urdf(**DP, link1_offset=r))
+    q = np.array(qs)  # tilt joints at 0: the ball's centre is straight above the contact point
+    Hr, _ = ps.rolling_inertia(roll, q, r, C)
+    np.testing.assert_allclose(Hr, plucker.crba(pin, q), rtol=1e-12, atol=1e-13)
+    A = ["joint2y", "joint2x"]
+    for others in ("locked", "free"):
+        Gp = ps.velocity_gain_matrix(pin, q, A, others=others, contact_joints=C)
+        Gr = ps.velocity_gain_matrix(roll, q, A, others=others, contact_joints=C, radius=r, reference="ground")
+        np.testing.assert_allclose(Gr, Gp, rtol=1e-11, atol=1e-14)
+
+
+# ------------------------------------------------------------------ compliant support
+def _foot_com_x(m, q):
+    return float((ps.horizontal_directions(m, q) @ (plucker.center_of_mass(m, q) - ps.contact_point(m, q)))[0])
+
+
+@pytest.mark.parametrize("k", [0.0, 20.0, 100.0, 1e3, 1e4])
+def test_compliant_gain_matches_simulated_compliant_foot(k):
+    # The double pendulum upright, its foot pressed (1 mm preload) onto a linear compliant ground
+    # at five points across a 0.2 m sole (plucker.Simulator, no friction, no damping): rotational
+    # stiffness k = k_p sum s_i^2. Joint 2 ramps to 1e-3 rad/s within eps = 0.5 ms and holds; the
+    # COM displacement over joint 2's displacement after T = 0.3 s is compared with the formula
+    # at the window T - eps/2 (the ramp's mean delay). k = 0: no contact points (plucker.aba).
+    m = ps.planar_chain(**DP)
+    q0 = np.zeros(2)
+    T, eps, dqd = 0.3, 5e-4, 1e-3
+    s_pts = np.linspace(-0.1, 0.1, 5)
+    if k == 0.0:
+        def acc(q, v, tau):
+            return plucker.aba(m, q, v, tau)
+    else:
+        sim = plucker.Simulator(m, dt=1e-3)
+        sim.add_ground(offset=1e-3, contact="linear", stiffness=k / np.sum(s_pts ** 2), damping=0.0, friction=0.0)
+        for s in s_pts:
+            sim.add_point("link1", position=(s, 0.0, 0.0))
+        acc = sim.acceleration
+        assert np.max(np.abs(acc(q0, np.zeros(2), plucker.gravity_torques(m, q0)))) < 1e-9  # at rest
+    _, Q, _ = ps.prescribed_rollout(acc, q0, np.zeros(2), [1], lambda t: [dqd / eps if t < eps else 0.0], T, eps / 4)
+    G_sim = _foot_com_x(m, Q[-1]) / (Q[-1, 1] - Q[0, 1])
+    G = ps.compliant_contact_gain(m, q0, ["joint2"], k, T - eps / 2)[0, 0]
+    assert G_sim == pytest.approx(G, abs=2e-5)  # measured: <= 9e-6 (linearisation, RK4)
+
+
+def test_compliant_gain_limits():
+    m = ps.planar_chain(**DP)
+    q = np.zeros(2)
+    b = ps.planar_balance_model(m, q)
+    G_point = ps.velocity_gain(m, q, "joint2")
+    J_A = plucker.center_of_mass_jacobian(m, q)[0, 1]
+    T = 0.3
+    # stiff support: the robot is a fixed-base robot, G -> J_A (error ~ |J_P H_PA/H_PP| / sqrt(z))
+    for k, tol in ((1e8, 2e-4), (1e12, 2e-6)):
+        assert ps.compliant_contact_gain(m, q, ["joint2"], k, T)[0, 0] == pytest.approx(J_A, abs=tol)
+    # no support stiffness: the point-contact robot, which topples during the window:
+    # x(T) = G Tc sinh(T/Tc) dqd (simple model), so the mean gain is G sinh(T/Tc)/(T/Tc)
+    u = T / b.Tc
+    assert ps.compliant_contact_gain(m, q, ["joint2"], 0.0, T)[0, 0] == pytest.approx(G_point * math.sinh(u) / u, rel=1e-9)
+    # a spring gives no impulse: over a vanishing window every stiffness has the point gain
+    for k in (0.0, 50.0, 1e4):
+        assert ps.compliant_contact_gain(m, q, ["joint2"], k, 1e-7)[0, 0] == pytest.approx(G_point, rel=1e-9)
+    # k = m g h (the support exactly cancels gravity's negative stiffness): the series branch
+    kc = b.mass * b.gravity * b.height
+    g_at = ps.compliant_contact_gain(m, q, ["joint2"], kc, T)[0, 0]
+    assert g_at == pytest.approx(0.5 * (ps.compliant_contact_gain(m, q, ["joint2"], kc * (1 + 1e-7), T)[0, 0]
+                                        + ps.compliant_contact_gain(m, q, ["joint2"], kc * (1 - 1e-7), T)[0, 0]), rel=1e-8)
+    # 3-D point contact with an isotropic support stiffness
+    import balance as study
+    ms = plucker.Model.from_urdf_string(study.spatial_double_pendulum_urdf(**DP))
+    qs = np.array([0.0, 0.0, 0.3, 0.5, -0.4])
+    C = ["contact_x", "contact_y", "contact_z"]
+    A = ["joint2y", "joint2x"]
+    Gpt = ps.velocity_gain_matrix(ms, qs, A, contact_joints=C)
+    np.testing.assert_allclose(ps.compliant_contact_gain(ms, qs, A, 1e3, 1e-7, contact_joints=C), Gpt, rtol=1e-8, atol=1e-12)
+    JA = (ps.horizontal_directions(ms, qs, C) @ plucker.center_of_mass_jacobian(ms, qs))[:, 3:]
+    np.testing.assert_allclose(ps.compliant_contact_gain(ms, qs, A, 1e12 * np.eye(3), T, contact_joints=C), JA, atol=2e-6)
+
+
+def test_rolling_and_compliant_bad_input():
+    m = ps.planar_chain(**DP)
+    q = np.zeros(2)
+    for bad in (-0.1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="radius"):
+            ps.velocity_gain(m, q, "joint2", radius=bad)
+        with pytest.raises(ValueError, match="radius"):
+            ps.rolling_inertia(m, q, bad)
+    with pytest.raises(TypeError, match="radius"):
+        ps.velocity_gain(m, q, "joint2", radius="big")
+    with pytest.raises(ValueError, match="reference"):
+        ps.velocity_gain(m, q, "joint2", radius=0.1, reference="world")
+    with pytest.raises(ValueError, match="window"):
+        ps.compliant_contact_gain(m, q, ["joint2"], 10.0, 0.0)
+    with pytest.raises(ValueError, match="shape"):
+        ps.compliant_contact_gain(m, q, ["joint2"], np.eye(2), 0.1)
+    with pytest.raises(ValueError, match="semi-definite"):
+        ps.compliant_contact_gain(m, q, ["joint2"], -5.0, 0.1)
+    with pytest.raises(ValueError, match="finite"):
+        ps.compliant_contact_gain(m, q, ["joint2"], float("nan"), 0.1)
+    with pytest.raises(ValueError, match="contact joint"):
+        ps.compliant_contact_gain(m, q, ["contact"], 10.0, 0.1)
