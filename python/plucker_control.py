@@ -1,4 +1,5 @@
-"""Hybrid motion/force control with dynamically decoupled subsystems (Featherstone's contact model).
+"""Hybrid motion/force control with dynamically decoupled subsystems (Featherstone's contact model),
+and rk4_step, the simulation step of the control examples.
 
 A robot's task frame (an end-effector) touches its environment through a frictionless contact
 described by two dual subspaces at the frame (world-aligned axes at the frame's origin, plucker's
@@ -269,3 +270,25 @@ def rigid_contact_force(model, q, v, tau, dec):
     K = np.block([[dec.M, -Jc.T], [Jc, np.zeros((k, k))]])
     sol = np.linalg.solve(K, np.concatenate([tau - C, -dec.T.T @ dec.Jdot_v]))
     return sol[:nv], sol[nv:]
+
+
+def rk4_step(model, q, v, dt, acceleration, t=0.0):
+    """One classical Runge-Kutta step of the state (q, v) under qdd = acceleration(t, q, v), the
+    controller and plant evaluated at each of the four stages (the examples' simulation loop).
+
+    The configuration moves on its manifold: each stage's q is plucker.integrate(model, q, v_stage,
+    h) from the step's start, and the step's q is plucker.integrate of the weighted mean velocity,
+    so quaternions stay unit. Returns (q_next, v_next)."""
+    if not dt > 0.0:
+        raise ValueError(f"plucker_control.rk4_step: dt must be > 0, got {dt!r}")
+    q = np.asarray(q, dtype=np.float64)
+    v = np.asarray(v, dtype=np.float64)
+    a1 = np.asarray(acceleration(t, q, v), dtype=np.float64)
+    q2, v2 = plucker.integrate(model, q, v, dt / 2), v + dt / 2 * a1
+    a2 = np.asarray(acceleration(t + dt / 2, q2, v2), dtype=np.float64)
+    q3, v3 = plucker.integrate(model, q, v2, dt / 2), v + dt / 2 * a2
+    a3 = np.asarray(acceleration(t + dt / 2, q3, v3), dtype=np.float64)
+    q4, v4 = plucker.integrate(model, q, v3, dt), v + dt * a3
+    a4 = np.asarray(acceleration(t + dt, q4, v4), dtype=np.float64)
+    q_next = plucker.integrate(model, q, (v + 2 * v2 + 2 * v3 + v4) / 6, dt)
+    return q_next, v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4)

@@ -16,6 +16,7 @@ Dask (Debian's python3-distributed) is imported on first use only.
 import numpy as np
 
 import plucker
+from plucker_control import rk4_step
 
 _BATCHED = {
     "rnea": (plucker.rnea_batch, 3),  # function, number of state arrays it takes
@@ -65,16 +66,11 @@ def simulate(model, q, v, seconds, dt=1e-3, sample=10, on_step=None):
     zero = np.zeros(model.nv)
     q, v = np.array(q, dtype=np.float64), np.array(v, dtype=np.float64)
     out_q, out_v = [q.copy()], [v.copy()]
+    def passive(t, q, v):
+        return plucker.aba(model, q, v, zero)
+
     for k in range(1, steps + 1):
-        a1 = plucker.aba(model, q, v, zero)
-        q2, v2 = plucker.integrate(model, q, v, dt / 2), v + dt / 2 * a1
-        a2 = plucker.aba(model, q2, v2, zero)
-        q3, v3 = plucker.integrate(model, q, v2, dt / 2), v + dt / 2 * a2
-        a3 = plucker.aba(model, q3, v3, zero)
-        q4, v4 = plucker.integrate(model, q, v3, dt), v + dt * a3
-        a4 = plucker.aba(model, q4, v4, zero)
-        q = plucker.integrate(model, q, (v + 2 * v2 + 2 * v3 + v4) / 6, dt)
-        v = v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4)
+        q, v = rk4_step(model, q, v, dt, passive)
         if k % sample == 0 or k == steps:
             out_q.append(q.copy())
             out_v.append(v.copy())

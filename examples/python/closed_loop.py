@@ -17,12 +17,15 @@ usage: closed_loop.py [--seconds T] [--out DIR] [--method kkt|range_space|null_s
 import argparse
 import json
 import os
+import sys
 
 import numpy as np
 
-import plucker
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))  # plucker_control from the source tree
+
+import plucker  # noqa: E402
+import plucker_control as pc  # noqa: E402
 
 
 def main(argv=None):
@@ -52,12 +55,7 @@ def main(argv=None):
         crank.append(q[0])
         drift.append(energy(q, v) - e0)
         residual.append(float(np.max(np.abs(plucker.constraint_residual(model, q)))))
-        k1q, k1v = v, qdd(q, v)
-        k2q, k2v = v + dt / 2 * k1v, qdd(q + dt / 2 * k1q, v + dt / 2 * k1v)
-        k3q, k3v = v + dt / 2 * k2v, qdd(q + dt / 2 * k2q, v + dt / 2 * k2v)
-        k4q, k4v = v + dt * k3v, qdd(q + dt * k3q, v + dt * k3v)
-        q = q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)
-        v = v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        q, v = pc.rk4_step(model, q, v, dt, lambda t, q, v: qdd(q, v))
 
     os.makedirs(args.out, exist_ok=True)
     import matplotlib

@@ -19,9 +19,12 @@ import sys
 
 import numpy as np
 
-import plucker
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))  # plucker_control from the source tree
+
+import plucker  # noqa: E402
+import plucker_control as pc  # noqa: E402
+
 
 
 def default_model():
@@ -45,20 +48,14 @@ def simulate(model, controller, q0, seconds, dt):
     q, v = qd0 + 0.05, vd0.copy()  # start 0.05 rad off the path, at the path's velocity
     times, errors = [], []
 
-    def f(t, q, v):
-        return v, plucker.aba(model, q, v, controller(t, q, v))
+    def acceleration(t, q, v):
+        return plucker.aba(model, q, v, controller(t, q, v))
 
     for k in range(int(round(seconds / dt)) + 1):
         t = k * dt
         times.append(t)
         errors.append(float(np.max(np.abs(reference(q0, t)[0] - q))))
-        # RK4 on (q, v); the controller is evaluated at each stage.
-        k1q, k1v = f(t, q, v)
-        k2q, k2v = f(t + dt / 2, q + dt / 2 * k1q, v + dt / 2 * k1v)
-        k3q, k3v = f(t + dt / 2, q + dt / 2 * k2q, v + dt / 2 * k2v)
-        k4q, k4v = f(t + dt, q + dt * k3q, v + dt * k3v)
-        q = plucker.integrate(model, q, (k1q + 2 * k2q + 2 * k3q + k4q) / 6, dt)
-        v = v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        q, v = pc.rk4_step(model, q, v, dt, acceleration, t)  # the controller evaluated at each stage
     return np.array(times), np.array(errors)
 
 

@@ -135,8 +135,8 @@ def run(setup, controller, stiffness, seconds):
             a_m = a_m - pc.environment_leak(d, setup.G)[:, 0] * (lam - f)
         return pc.hybrid_torque(d, a_m, [f], tau0), d, a_m
 
-    def rhs(t, q, v):
-        return v, sim.acceleration(q, v, tau_of(t, q, v)[0])
+    def acceleration(t, q, v):
+        return sim.acceleration(q, v, tau_of(t, q, v)[0])
 
     q, v = setup.q0.copy(), np.zeros(m.nv)
     steps = int(round(seconds / DT))
@@ -154,12 +154,7 @@ def run(setup, controller, stiffness, seconds):
         log["alpha_err"].append(float(np.abs(alpha - a_m).max()))
         if k == steps:
             break
-        k1q, k1v = rhs(t, q, v)
-        k2q, k2v = rhs(t + DT / 2, plucker.integrate(m, q, k1q, DT / 2), v + DT / 2 * k1v)
-        k3q, k3v = rhs(t + DT / 2, plucker.integrate(m, q, k2q, DT / 2), v + DT / 2 * k2v)
-        k4q, k4v = rhs(t + DT, plucker.integrate(m, q, k3q, DT), v + DT * k3v)
-        q = plucker.integrate(m, q, (k1q + 2 * k2q + 2 * k3q + k4q) / 6, DT)
-        v = v + DT / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        q, v = pc.rk4_step(m, q, v, DT, acceleration, t)
     return {k: np.array(val) for k, val in log.items()}
 
 

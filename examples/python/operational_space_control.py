@@ -22,13 +22,17 @@ usage: operational_space_control.py [--model URDF] [--frame NAME] [--seconds T] 
 import argparse
 import json
 import os
+import sys
 import warnings
 
 import numpy as np
 
-import plucker
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))  # plucker_control from the source tree
+
+import plucker  # noqa: E402
+import plucker_control as pc  # noqa: E402
+
 
 
 def default_model():
@@ -95,8 +99,8 @@ def main(argv=None):
         pd0_err = desired(0.0)[1]  # v = 0 at t = 0
         envelope_excess = 0.0
 
-        def f(t, q, v):
-            return v, plucker.aba(model, q, v, controller(t, q, v))
+        def acceleration(t, q, v):
+            return plucker.aba(model, q, v, controller(t, q, v))
 
         for k in range(steps + 1):
             t = k * dt
@@ -110,12 +114,7 @@ def main(argv=None):
             posture.append(float(np.linalg.norm(q - q0)))
             if k == steps:
                 break
-            k1q, k1v = f(t, q, v)
-            k2q, k2v = f(t + dt / 2, plucker.integrate(model, q, k1q, dt / 2), v + dt / 2 * k1v)
-            k3q, k3v = f(t + dt / 2, plucker.integrate(model, q, k2q, dt / 2), v + dt / 2 * k2v)
-            k4q, k4v = f(t + dt, plucker.integrate(model, q, k3q, dt), v + dt * k3v)
-            q = plucker.integrate(model, q, (k1q + 2 * k2q + 2 * k3q + k4q) / 6, dt)
-            v = v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+            q, v = pc.rk4_step(model, q, v, dt, acceleration, t)
 
     os.makedirs(args.out, exist_ok=True)
     import matplotlib
