@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 
+#include "alloc_count.hpp"  // the allocation counter of test_no_allocation.cpp (same executable)
 #include "dynamics_test_support.hpp"
 #include "plucker/algorithms/operational_space.hpp"
 
@@ -908,6 +909,32 @@ TEST(OperationalSpaceDca, BadOptionsAreRefusedByName) {
       error_of([&] { operational_space(model, data, q, v, t, ReferenceFrame::Local, OperationalSpaceMethod::Dca, o); });
   EXPECT_NE(msg2.find("dca_segment must be >= 0"), std::string::npos) << msg2;
   EXPECT_EQ(parse_operational_space_method("dca"), OperationalSpaceMethod::Dca);
+}
+
+// A warm call allocates nothing: one thread and four, Lambda only and all outputs, damped.
+TEST(OperationalSpaceDca, WarmCallsAllocateNothing) {
+#if PLUCKER_COUNT_ALLOCATIONS
+  const Model model = build_humanoid(6, true);
+  Data data(model);
+  Rng rng(53);
+  const State st = random_state(model, rng);
+  const OperationalTask t[3] = {OperationalTask::named(model, "l_sole"), OperationalTask::named(model, "r_hand_tip"),
+                                OperationalTask::named(model, "head", TaskRows::Orientation)};
+  for (const int threads : {1, 4})
+    for (const unsigned outputs : {unsigned{kOutputLambda}, unsigned{kOutputAll}}) {
+      OperationalSpaceOptions o;
+      o.threads = threads;
+      o.outputs = outputs;
+      o.damping = threads == 4 ? 0.01 : 0.0;
+      auto call = [&] {
+        operational_space(model, data, st.q, st.v, t, ReferenceFrame::Local, OperationalSpaceMethod::Dca, o);
+      };
+      call();
+      EXPECT_EQ(alloc_count::allocations(call), 0) << threads << " threads, outputs " << outputs;
+    }
+#else
+  GTEST_SKIP() << "allocation counting needs glibc without a sanitizer";
+#endif
 }
 
 }  // namespace
