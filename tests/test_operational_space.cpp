@@ -937,4 +937,22 @@ TEST(OperationalSpaceDca, WarmCallsAllocateNothing) {
 #endif
 }
 
+// A singular M (a massless body at the tip of a planar arm) is refused by name, not NaN.
+TEST(OperationalSpaceDca, SingularMassMatrixIsNamed) {
+  Model model = planar_arm(2);
+  model.add_body(2, JointRevoluteX{}, Transform(), RigidBodyInertia(), "massless", "massless_joint");
+  Data data(model);
+  const OperationalTask t[1] = {
+      OperationalTask::named(model, "tip", TaskRows::Position).with_rows(std::vector<int>{3, 4})};
+  const std::string msg = error_of([&] {
+    operational_space(model, data, VecX::Constant(3, 0.2), VecX::Zero(3), t, ReferenceFrame::Local,
+                      OperationalSpaceMethod::Dca);
+  });
+  EXPECT_NE(msg.find("method 'dca'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("massless"), std::string::npos) << msg;
+  EXPECT_THROW(operational_space(model, data, VecX::Constant(3, 0.2), VecX::Zero(3), t, ReferenceFrame::Local,
+                                 OperationalSpaceMethod::Dca),
+               SingularError);
+}
+
 }  // namespace

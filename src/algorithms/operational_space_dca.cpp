@@ -533,10 +533,16 @@ void dca_lambda_inv(const Model& model, const Data& data, OsDcaHolder& holder, s
     st.lu.compute(st.Avv);
     const MatX& LU = st.lu.matrixLU();
     for (int x = 0; x < 6 * st.nr; ++x)
-      if (!pivot_accepted(std::abs(LU(x, x)), std::max(1.0, st.Avv.col(x).cwiseAbs().maxCoeff())))
+      if (!pivot_accepted(std::abs(LU(x, x)), std::max(1.0, st.Avv.col(x).cwiseAbs().maxCoeff()))) {
+        std::string names;  // the bodies of singular inertia (the error path allocates)
+        for (std::size_t b = 0; b < st.regularised.size() && b < 4; ++b)
+          names += (b ? ", '" : "'") + model.body_name(st.regularised[b]) + "'";
+        if (st.regularised.size() > 4) names += ", ...";
         throw SingularError(
             "operational_space (method 'dca'): the forces that cancel the regularising inertias of the bodies of "
-            "singular inertia form a singular system: M is singular (a massless subtree)");
+            "singular inertia (" +
+            names + ") form a singular system: M is singular (a massless body or subtree that no joint constrains)");
+      }
     st.Xv = st.lu.solve(st.DPvt);
   }
   // Lambda^-1's block of tasks a, b: E_a^T (Phi_ab + correction) E_b.
