@@ -46,6 +46,9 @@
 namespace plucker::detail {
 namespace {
 
+/// An int index as a container index (the arithmetic stays in int: sizes are small).
+constexpr std::size_t ix(int i) { return static_cast<std::size_t>(i); }
+
 using Mat6x = Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 6>;              // 6 x c, no heap
 using MatK = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 6, 6>;  // c x c, no heap
 
@@ -64,13 +67,13 @@ Mat6x null_space_of(const Mat6x& S) {
         unit = false;
     }
     if (row < 0) unit = false;
-    if (unit) used[static_cast<std::size_t>(row)] = true;
+    if (unit) used[ix(row)] = true;
   }
   Mat6x T(6, 6 - d);
   if (unit) {
     int col = 0;
     for (int r = 0; r < 6; ++r)
-      if (!used[static_cast<std::size_t>(r)]) T.col(col++) = Vec6::Unit(r);
+      if (!used[ix(r)]) T.col(col++) = Vec6::Unit(r);
   } else {
     Eigen::JacobiSVD<Eigen::MatrixXd> svd(Eigen::MatrixXd(S), Eigen::ComputeFullU);
     T = svd.matrixU().rightCols(6 - d);
@@ -110,7 +113,7 @@ struct OsDcaState {
 
   int nodes() const { return 2 * n - 1; }
   int handles(int node) const { return h_begin[node + 1] - h_begin[node]; }
-  Mat6& block(int node, int r, int s) { return phi[static_cast<std::size_t>(phi_begin[node] + r * handles(node) + s)]; }
+  Mat6& block(int node, int r, int s) { return phi[ix(phi_begin[node] + r * handles(node) + s)]; }
   static int joint_node(int n, int k) { return n + k - 1; }
 
   int n = 0, segment = 1, root = 0, max_handles = 0, levels = 0, subchains = 0;
@@ -121,7 +124,7 @@ struct OsDcaState {
   std::vector<int> node_a, node_b;            ///< per joint k: the subassemblies joined
   std::vector<int> slot_a, slot_b;            ///< per joint k: its handle's index in node_a, node_b
   std::vector<int> h_begin, h_id;             ///< node's handles; id: joint k, n + b (task), 2n + b (virtual)
-  std::vector<char> h_side;                   ///< per slot of a joint node: 0 from node_a, 1 from node_b
+  std::vector<unsigned char> h_side;          ///< per slot of a joint node: 0 from node_a, 1 from node_b
   std::vector<int> h_local;                   ///< per slot of a joint node: index in that child
   std::vector<int> phi_begin;                 ///< node's h x h blocks (row-major) in phi
   std::vector<Mat6> phi;                      ///< every node's Phi blocks
@@ -141,11 +144,11 @@ struct OsDcaState {
 
 OsDcaState::OsDcaState(const Model& model, std::span<const char> task_body, int seg)
     : n(model.nbodies()), segment(seg), key(task_body.begin(), task_body.end()) {
-  I_inv.assign(static_cast<std::size_t>(n), Mat6::Zero());
-  D_reg.assign(static_cast<std::size_t>(n), Mat6::Zero());
-  T.resize(static_cast<std::size_t>(n));
+  I_inv.assign(ix(n), Mat6::Zero());
+  D_reg.assign(ix(n), Mat6::Zero());
+  T.resize(ix(n));
   for (int i = 1; i < n; ++i) {
-    if (!invert_spd6(model.inertia(i).matrix(), I_inv[static_cast<std::size_t>(i)])) regularised.push_back(i);
+    if (!invert_spd6(model.inertia(i).matrix(), I_inv[ix(i)])) regularised.push_back(i);
     ops::visit_joint(model, i, [&](const auto& joint, const auto&) {
       const int d = ops::joint_dofs(joint);
       Mat6x S(6, d);
@@ -154,7 +157,7 @@ OsDcaState::OsDcaState(const Model& model, std::span<const char> task_body, int 
         ops::add_column<double>(m, ops::column(joint, k), 1.0);
         S.col(k) = Motion(m).vector();
       }
-      T[static_cast<std::size_t>(i)] = null_space_of(S);
+      T[ix(i)] = null_space_of(S);
     });
   }
   if (!regularised.empty()) {  // dI: the mean mass and central inertia of the massive bodies
@@ -170,19 +173,18 @@ OsDcaState::OsDcaState(const Model& model, std::span<const char> task_body, int 
     if (count == 0) mass = 1.0, I_c = 0.01 * Mat3::Identity(), count = 1;
     const RigidBodyInertia reg = RigidBodyInertia::from_mass_com_inertia(mass / count, Vec3::Zero(), I_c / count);
     for (int i : regularised) {
-      D_reg[static_cast<std::size_t>(i)] = reg.matrix();
+      D_reg[ix(i)] = reg.matrix();
       const Mat6 sum = model.inertia(i).matrix() + reg.matrix();
-      if (!invert_spd6(sum, I_inv[static_cast<std::size_t>(i)])) I_inv[static_cast<std::size_t>(i)] = sum.inverse();
+      if (!invert_spd6(sum, I_inv[ix(i)])) I_inv[ix(i)] = sum.inverse();
     }
   }
 
   // ---- the assembly tree ----
   const int total_nodes = nodes();
-  node_a.assign(static_cast<std::size_t>(n), -1);
-  node_b.assign(static_cast<std::size_t>(n), -1);
-  std::vector<int> child_a(static_cast<std::size_t>(total_nodes), -1),
-      child_b(static_cast<std::size_t>(total_nodes), -1);
-  std::vector<int> size(static_cast<std::size_t>(n), 0), mark(static_cast<std::size_t>(n), -1);
+  node_a.assign(ix(n), -1);
+  node_b.assign(ix(n), -1);
+  std::vector<int> child_a(ix(total_nodes), -1), child_b(ix(total_nodes), -1);
+  std::vector<int> size(ix(n), 0), mark(ix(n), -1);
   int stamp = 0;
   struct Component {
     std::vector<int> bodies;  // ascending
@@ -191,8 +193,8 @@ OsDcaState::OsDcaState(const Model& model, std::span<const char> task_body, int 
   };
   std::vector<Component> stack;
   {
-    std::vector<int> all(static_cast<std::size_t>(n));
-    for (int b = 0; b < n; ++b) all[static_cast<std::size_t>(b)] = b;
+    std::vector<int> all(ix(n));
+    for (int b = 0; b < n; ++b) all[ix(b)] = b;
     stack.push_back({std::move(all), &root, false});
   }
   while (!stack.empty()) {
@@ -211,45 +213,44 @@ OsDcaState::OsDcaState(const Model& model, std::span<const char> task_body, int 
       best = c.back();  // the last body in ascending order has no child in the set
     } else {
       ++stamp;
-      for (int b : c) mark[static_cast<std::size_t>(b)] = stamp, size[static_cast<std::size_t>(b)] = 1;
-      for (std::size_t x = c.size(); x-- > 1;)
-        size[static_cast<std::size_t>(model.parent(c[x]))] += size[static_cast<std::size_t>(c[x])];
+      for (int b : c) mark[ix(b)] = stamp, size[ix(b)] = 1;
+      for (std::size_t x = c.size(); x-- > 1;) size[ix(model.parent(c[x]))] += size[ix(c[x])];
       int best_gap = total + 1;
       for (std::size_t x = 1; x < c.size(); ++x) {
-        const int gap = std::abs(2 * size[static_cast<std::size_t>(c[x])] - total);
+        const int gap = std::abs(2 * size[ix(c[x])] - total);
         if (gap < best_gap) best_gap = gap, best = c[x];
       }
     }
     std::vector<int> A, B;
     ++stamp;
     for (int b : c) {
-      if (b == best || (b > best && mark[static_cast<std::size_t>(model.parent(b))] == stamp)) {
+      if (b == best || (b > best && mark[ix(model.parent(b))] == stamp)) {
         B.push_back(b);
-        mark[static_cast<std::size_t>(b)] = stamp;
+        mark[ix(b)] = stamp;
       } else {
         A.push_back(b);
       }
     }
     const int node = joint_node(n, best);
     *comp.out = node;
-    stack.push_back({std::move(A), &child_a[static_cast<std::size_t>(node)], serial});
-    stack.push_back({std::move(B), &child_b[static_cast<std::size_t>(node)], serial});
+    stack.push_back({std::move(A), &child_a[ix(node)], serial});
+    stack.push_back({std::move(B), &child_b[ix(node)], serial});
   }
   for (int k = 1; k < n; ++k) {
-    node_a[static_cast<std::size_t>(k)] = child_a[static_cast<std::size_t>(joint_node(n, k))];
-    node_b[static_cast<std::size_t>(k)] = child_b[static_cast<std::size_t>(joint_node(n, k))];
+    node_a[ix(k)] = child_a[ix(joint_node(n, k))];
+    node_b[ix(k)] = child_b[ix(joint_node(n, k))];
   }
 
   // ---- handles: leaves, then joint nodes in post-order (children first) ----
-  std::vector<std::vector<int>> ids(static_cast<std::size_t>(total_nodes));
-  height.assign(static_cast<std::size_t>(total_nodes), 0);
+  std::vector<std::vector<int>> ids(ix(total_nodes));
+  height.assign(ix(total_nodes), 0);
   for (int b = 0; b < n; ++b) {
-    auto& h = ids[static_cast<std::size_t>(b)];
+    auto& h = ids[ix(b)];
     if (b > 0) h.push_back(b);
     for (int ch : model.children(b)) h.push_back(ch);
-    if (key[static_cast<std::size_t>(b)]) h.push_back(n + b);
+    if (key[ix(b)]) h.push_back(n + b);
   }
-  for (int b : regularised) ids[static_cast<std::size_t>(b)].push_back(2 * n + b);
+  for (int b : regularised) ids[ix(b)].push_back(2 * n + b);
   std::vector<int> order;
   {
     std::vector<std::pair<int, bool>> st{{root, false}};
@@ -261,112 +262,106 @@ OsDcaState::OsDcaState(const Model& model, std::span<const char> task_body, int 
         order.push_back(node);
       } else {
         st.emplace_back(node, true);
-        st.emplace_back(child_b[static_cast<std::size_t>(node)], false);
-        st.emplace_back(child_a[static_cast<std::size_t>(node)], false);
+        st.emplace_back(child_b[ix(node)], false);
+        st.emplace_back(child_a[ix(node)], false);
       }
     }
   }
   for (int node : order) {
     const int k = node - n + 1;
-    auto& h = ids[static_cast<std::size_t>(node)];
-    for (int j : ids[static_cast<std::size_t>(child_a[static_cast<std::size_t>(node)])])
+    auto& h = ids[ix(node)];
+    for (int j : ids[ix(child_a[ix(node)])])
       if (j != k) h.push_back(j);
-    for (int j : ids[static_cast<std::size_t>(child_b[static_cast<std::size_t>(node)])])
+    for (int j : ids[ix(child_b[ix(node)])])
       if (j != k) h.push_back(j);
-    height[static_cast<std::size_t>(node)] =
-        1 + std::max(height[static_cast<std::size_t>(child_a[static_cast<std::size_t>(node)])],
-                     height[static_cast<std::size_t>(child_b[static_cast<std::size_t>(node)])]);
+    height[ix(node)] = 1 + std::max(height[ix(child_a[ix(node)])], height[ix(child_b[ix(node)])]);
   }
-  h_begin.assign(static_cast<std::size_t>(total_nodes) + 1, 0);
+  h_begin.assign(ix(total_nodes) + 1, 0);
   for (int node = 0; node < total_nodes; ++node)
-    h_begin[static_cast<std::size_t>(node) + 1] =
-        h_begin[static_cast<std::size_t>(node)] + static_cast<int>(ids[static_cast<std::size_t>(node)].size());
+    h_begin[ix(node) + 1] = h_begin[ix(node)] + static_cast<int>(ids[ix(node)].size());
   const int slots = h_begin.back();
-  h_id.assign(static_cast<std::size_t>(slots), 0);
-  h_side.assign(static_cast<std::size_t>(slots), 0);
-  h_local.assign(static_cast<std::size_t>(slots), -1);
-  phi_begin.assign(static_cast<std::size_t>(total_nodes), 0);
+  h_id.assign(ix(slots), 0);
+  h_side.assign(ix(slots), 0);
+  h_local.assign(ix(slots), -1);
+  phi_begin.assign(ix(total_nodes), 0);
   int blocks = 0;
   for (int node = 0; node < total_nodes; ++node) {
     const int h = handles(node);
     max_handles = std::max(max_handles, h);
-    phi_begin[static_cast<std::size_t>(node)] = blocks;
+    phi_begin[ix(node)] = blocks;
     blocks += h * h;
-    for (int r = 0; r < h; ++r)
-      h_id[static_cast<std::size_t>(h_begin[static_cast<std::size_t>(node)] + r)] =
-          ids[static_cast<std::size_t>(node)][static_cast<std::size_t>(r)];
+    for (int r = 0; r < h; ++r) h_id[ix(h_begin[ix(node)] + r)] = ids[ix(node)][ix(r)];
   }
   auto local_of = [&](int node, int id) {
-    const auto& h = ids[static_cast<std::size_t>(node)];
+    const auto& h = ids[ix(node)];
     const auto it = std::find(h.begin(), h.end(), id);
     return it == h.end() ? -1 : static_cast<int>(it - h.begin());
   };
-  slot_a.assign(static_cast<std::size_t>(n), -1);
-  slot_b.assign(static_cast<std::size_t>(n), -1);
+  slot_a.assign(ix(n), -1);
+  slot_b.assign(ix(n), -1);
   for (int node : order) {
-    const int k = node - n + 1, A = child_a[static_cast<std::size_t>(node)],
-              B = child_b[static_cast<std::size_t>(node)];
-    slot_a[static_cast<std::size_t>(k)] = local_of(A, k);
-    slot_b[static_cast<std::size_t>(k)] = local_of(B, k);
-    for (int s = h_begin[static_cast<std::size_t>(node)]; s < h_begin[static_cast<std::size_t>(node) + 1]; ++s) {
-      const int la = local_of(A, h_id[static_cast<std::size_t>(s)]);
-      h_side[static_cast<std::size_t>(s)] = la >= 0 ? 0 : 1;
-      h_local[static_cast<std::size_t>(s)] = la >= 0 ? la : local_of(B, h_id[static_cast<std::size_t>(s)]);
+    const int k = node - n + 1, A = child_a[ix(node)], B = child_b[ix(node)];
+    slot_a[ix(k)] = local_of(A, k);
+    slot_b[ix(k)] = local_of(B, k);
+    for (int s = h_begin[ix(node)]; s < h_begin[ix(node) + 1]; ++s) {
+      const int la = local_of(A, h_id[ix(s)]);
+      h_side[ix(s)] = la >= 0 ? 0 : 1;
+      h_local[ix(s)] = la >= 0 ? la : local_of(B, h_id[ix(s)]);
     }
   }
-  levels = n > 1 ? height[static_cast<std::size_t>(root)] : 0;
-  level_begin.assign(static_cast<std::size_t>(levels) + 2, 0);
+  levels = n > 1 ? height[ix(root)] : 0;
+  level_begin.assign(ix(levels) + 2, 0);
   level_nodes.clear();
   for (int lv = 0; lv <= levels; ++lv) {
-    level_begin[static_cast<std::size_t>(lv)] = static_cast<int>(level_nodes.size());
+    level_begin[ix(lv)] = static_cast<int>(level_nodes.size());
     if (lv == 0)
       for (int b = 0; b < n; ++b) level_nodes.push_back(b);
     else
       for (int node : order)
-        if (height[static_cast<std::size_t>(node)] == lv) level_nodes.push_back(node);
+        if (height[ix(node)] == lv) level_nodes.push_back(node);
   }
-  level_begin[static_cast<std::size_t>(levels) + 1] = static_cast<int>(level_nodes.size());
-  phi.assign(static_cast<std::size_t>(blocks), Mat6::Zero());
+  level_begin[ix(levels) + 1] = static_cast<int>(level_nodes.size());
+  phi.assign(ix(blocks), Mat6::Zero());
 
   // ---- the root: task handles, then virtual handles ----
-  task_handle.assign(static_cast<std::size_t>(n), -1);
+  task_handle.assign(ix(n), -1);
   for (int r = 0; r < handles(root); ++r) {
-    const int id = h_id[static_cast<std::size_t>(h_begin[static_cast<std::size_t>(root)] + r)];
-    if (id >= n && id < 2 * n) task_handle[static_cast<std::size_t>(id - n)] = r, ++nt;
+    const int id = h_id[ix(h_begin[ix(root)] + r)];
+    if (id >= n && id < 2 * n) task_handle[ix(id - n)] = r, ++nt;
     if (id >= 2 * n) ++nr;
   }
   Avv.setZero(6 * nr, 6 * nr);
   DPvt.setZero(6 * nr, 6 * nt);
   Xv.setZero(6 * nr, 6 * nt);
   lu = Eigen::PartialPivLU<MatX>(6 * nr);
-  scratch.assign(1, std::vector<Mat6>(2 * static_cast<std::size_t>(max_handles)));
+  scratch.assign(1, std::vector<Mat6>(2 * ix(max_handles)));
 }
 
 namespace {
 
 /// Phi of the leaf of body b (see the file's comment); `X` scratch of max_handles.
 void leaf(const Data& data, OsDcaState& st, int b, Mat6* X) {
-  const int h = st.handles(b), s0 = st.h_begin[static_cast<std::size_t>(b)];
+  const int h = st.handles(b), s0 = st.h_begin[ix(b)];
   if (b == 0) {  // the fixed base: zero inverse inertia
     for (int r = 0; r < h; ++r)
       for (int s = 0; s < h; ++s) st.block(b, r, s).setZero();
     return;
   }
-  const Mat6& Iinv = st.I_inv[static_cast<std::size_t>(b)];
+  const Mat6& Iinv = st.I_inv[ix(b)];
   for (int r = 0; r < h; ++r) {
-    const int id = st.h_id[static_cast<std::size_t>(s0 + r)];
+    const int id = st.h_id[ix(s0 + r)];
     if (id < st.n && id != b)
-      X[r].noalias() = data.X_up[static_cast<std::size_t>(id)].matrix_motion() * Iinv;  // X_r I^-1
+      X[r].noalias() = data.X_up[ix(id)].matrix_motion() * Iinv;  // X_r I^-1
     else
       X[r] = Iinv;
   }
   for (int r = 0; r < h; ++r) {
-    const int id_r = st.h_id[static_cast<std::size_t>(s0 + r)];
+    const int id_r = st.h_id[ix(s0 + r)];
     for (int s = r; s < h; ++s) {
-      const int id = st.h_id[static_cast<std::size_t>(s0 + s)];
+      const int id = st.h_id[ix(s0 + s)];
       Mat6& P = st.block(b, r, s);
       if (id < st.n && id != b) {  // (X_r I^-1) X_s^T
-        P.noalias() = X[r] * data.X_up[static_cast<std::size_t>(id)].matrix_motion().transpose();
+        P.noalias() = X[r] * data.X_up[ix(id)].matrix_motion().transpose();
       } else if (id_r < st.n && id_r != b) {
         P = X[r];  // X_r I^-1 (X_s = 1)
       } else {
@@ -379,15 +374,14 @@ void leaf(const Data& data, OsDcaState& st, int b, Mat6* X) {
 
 /// Assembles the node of joint k; false when T^T Phi T fails the pivot test.
 bool assemble(OsDcaState& st, int k, Mat6* GY) {
-  const int node = OsDcaState::joint_node(st.n, k), A = st.node_a[static_cast<std::size_t>(k)],
-            B = st.node_b[static_cast<std::size_t>(k)];
-  const int ia = st.slot_a[static_cast<std::size_t>(k)], ib = st.slot_b[static_cast<std::size_t>(k)];
-  const int h = st.handles(node), s0 = st.h_begin[static_cast<std::size_t>(node)];
-  const Mat6x& T = st.T[static_cast<std::size_t>(k)];
+  const int node = OsDcaState::joint_node(st.n, k), A = st.node_a[ix(k)], B = st.node_b[ix(k)];
+  const int ia = st.slot_a[ix(k)], ib = st.slot_b[ix(k)];
+  const int h = st.handles(node), s0 = st.h_begin[ix(node)];
+  const Mat6x& T = st.T[ix(k)];
   const int c = static_cast<int>(T.cols());
   auto G = [&](int r) -> Mat6 {  // G_r = -Phi^A_r,ka or +Phi^B_r,kb
-    const int loc = st.h_local[static_cast<std::size_t>(s0 + r)];
-    return st.h_side[static_cast<std::size_t>(s0 + r)] == 0 ? Mat6(-st.block(A, loc, ia)) : st.block(B, loc, ib);
+    const int loc = st.h_local[ix(s0 + r)];
+    return st.h_side[ix(s0 + r)] == 0 ? Mat6(-st.block(A, loc, ia)) : st.block(B, loc, ib);
   };
   Mat6 Y = Mat6::Zero();
   if (c > 0) {
@@ -404,11 +398,9 @@ bool assemble(OsDcaState& st, int k, Mat6* GY) {
     for (int r = 0; r < h; ++r) GY[r].noalias() = G(r) * Y;
   }
   for (int r = 0; r < h; ++r) {
-    const int side_r = st.h_side[static_cast<std::size_t>(s0 + r)],
-              loc_r = st.h_local[static_cast<std::size_t>(s0 + r)];
+    const int side_r = st.h_side[ix(s0 + r)], loc_r = st.h_local[ix(s0 + r)];
     for (int s = r; s < h; ++s) {
-      const int side_s = st.h_side[static_cast<std::size_t>(s0 + s)],
-                loc_s = st.h_local[static_cast<std::size_t>(s0 + s)];
+      const int side_s = st.h_side[ix(s0 + s)], loc_s = st.h_local[ix(s0 + s)];
       Mat6& P = st.block(node, r, s);
       if (side_r != side_s)
         P.setZero();
@@ -427,17 +419,15 @@ bool assemble(OsDcaState& st, int k, Mat6* GY) {
 /// Runs fn(node, scratch) over the nodes of one level, on the pool when there is one.
 template <class Fn>
 void run_level(OsDcaState& st, int level, const Fn& fn) {
-  const int begin = st.level_begin[static_cast<std::size_t>(level)],
-            end = st.level_begin[static_cast<std::size_t>(level) + 1];
+  const int begin = st.level_begin[ix(level)], end = st.level_begin[ix(level) + 1];
   if (st.threads <= 1 || end - begin <= 1) {
-    for (int x = begin; x < end; ++x) fn(st.level_nodes[static_cast<std::size_t>(x)], st.scratch[0].data());
+    for (int x = begin; x < end; ++x) fn(st.level_nodes[ix(x)], st.scratch[0].data());
     return;
   }
   st.next.store(begin, std::memory_order_relaxed);
   st.pool->run([&](int t) {
-    Mat6* scratch = st.scratch[static_cast<std::size_t>(t)].data();
-    for (int x; (x = st.next.fetch_add(1, std::memory_order_relaxed)) < end;)
-      fn(st.level_nodes[static_cast<std::size_t>(x)], scratch);
+    Mat6* scratch = st.scratch[ix(t)].data();
+    for (int x; (x = st.next.fetch_add(1, std::memory_order_relaxed)) < end;) fn(st.level_nodes[ix(x)], scratch);
   });
 }
 
@@ -466,7 +456,7 @@ void dca_lambda_inv(const Model& model, const Data& data, OsDcaHolder& holder, s
   if (same) {
     std::vector<char>& key = holder.state->key;
     int marked = 0;
-    for (const OperationalTask& t : tasks) same = same && key[static_cast<std::size_t>(t.body)];
+    for (const OperationalTask& t : tasks) same = same && key[ix(t.body)];
     for (char c : key) marked += c;
     int distinct = 0;  // the distinct task bodies (tasks are few: quadratic)
     for (std::size_t a = 0; a < tasks.size(); ++a) {
@@ -477,16 +467,15 @@ void dca_lambda_inv(const Model& model, const Data& data, OsDcaHolder& holder, s
     same = same && marked == distinct;
   }
   if (!same) {
-    std::vector<char> key(static_cast<std::size_t>(n), 0);
-    for (const OperationalTask& t : tasks) key[static_cast<std::size_t>(t.body)] = 1;
+    std::vector<char> key(ix(n), 0);
+    for (const OperationalTask& t : tasks) key[ix(t.body)] = 1;
     holder.state = std::make_unique<OsDcaState>(model, key, segment);
   }
   OsDcaState& st = *holder.state;
   if (threads > 1 && (!st.pool || st.threads != threads)) {
     st.pool.reset();
     st.pool = std::make_unique<ThreadPool>(threads);
-    st.scratch.assign(static_cast<std::size_t>(threads),
-                      std::vector<Mat6>(2 * static_cast<std::size_t>(st.max_handles)));
+    st.scratch.assign(ix(threads), std::vector<Mat6>(2 * ix(st.max_handles)));
   }
   st.threads = threads;
 
@@ -509,16 +498,16 @@ void dca_lambda_inv(const Model& model, const Data& data, OsDcaHolder& holder, s
   }
 
   // The root: task handles t, virtual handles v; Phi_tt + Phi_tv (1 - D Phi_vv)^-1 D Phi_vt.
-  const int root = st.root, hr = st.handles(root), r0 = st.h_begin[static_cast<std::size_t>(root)];
+  const int root = st.root, hr = st.handles(root), r0 = st.h_begin[ix(root)];
   if (st.nr > 0) {
     int v = 0;
     for (int r = 0; r < hr; ++r) {
-      const int id = st.h_id[static_cast<std::size_t>(r0 + r)];
+      const int id = st.h_id[ix(r0 + r)];
       if (id < 2 * n) continue;
-      const Mat6& D = st.D_reg[static_cast<std::size_t>(id - 2 * n)];
+      const Mat6& D = st.D_reg[ix(id - 2 * n)];
       int w = 0, t = 0;
       for (int s = 0; s < hr; ++s) {
-        const int ids = st.h_id[static_cast<std::size_t>(r0 + s)];
+        const int ids = st.h_id[ix(r0 + s)];
         if (ids >= 2 * n) {
           st.Avv.block<6, 6>(6 * v, 6 * w).noalias() = -D * st.block(root, r, s);
           if (w == v) st.Avv.block<6, 6>(6 * v, 6 * w) += Mat6::Identity();
@@ -551,10 +540,10 @@ void dca_lambda_inv(const Model& model, const Data& data, OsDcaHolder& holder, s
     if (st.nr > 0) {
       int v = 0;
       for (int s = 0; s < hr; ++s) {
-        if (st.h_id[static_cast<std::size_t>(r0 + s)] < 2 * n) continue;
+        if (st.h_id[ix(r0 + s)] < 2 * n) continue;
         // column block of tb in Xv: tb's index among the task handles
         int tcol = 0;
-        for (int x = 0; x < tb; ++x) tcol += st.h_id[static_cast<std::size_t>(r0 + x)] < 2 * n;
+        for (int x = 0; x < tb; ++x) tcol += st.h_id[ix(r0 + x)] < 2 * n;
         P.noalias() += st.block(root, ta, s) * st.Xv.block<6, 6>(6 * v, 6 * tcol);
         ++v;
       }
@@ -564,8 +553,7 @@ void dca_lambda_inv(const Model& model, const Data& data, OsDcaHolder& holder, s
   for (std::size_t a = 0; a < tasks.size(); ++a)
     for (std::size_t b = a; b < tasks.size(); ++b) {
       const int na = tasks[a].num_rows, nb = tasks[b].num_rows, ra = row0[a], rb = row0[b];
-      const Mat6 P = phi_tt(st.task_handle[static_cast<std::size_t>(tasks[a].body)],
-                            st.task_handle[static_cast<std::size_t>(tasks[b].body)]);
+      const Mat6 P = phi_tt(st.task_handle[ix(tasks[a].body)], st.task_handle[ix(tasks[b].body)]);
       auto blk = Lambda_inv.block(ra, rb, na, nb);
       const Eigen::Matrix<double, Eigen::Dynamic, 6, 0, 6, 6> EP = E6.middleCols(ra, na).transpose() * P;
       blk.noalias() = EP * E6.middleCols(rb, nb);
@@ -587,12 +575,12 @@ OperationalSpaceDcaCost operational_space_dca_cost(const Model& model, std::span
   if (segment < 0)
     throw InvalidArgument("operational_space_dca_cost: segment must be >= 0, got " + std::to_string(segment));
   const int n = model.nbodies();
-  std::vector<char> key(static_cast<std::size_t>(n), 0);
+  std::vector<char> key(detail::ix(n), 0);
   for (std::size_t t = 0; t < tasks.size(); ++t) {
     if (tasks[t].body < 0 || tasks[t].body >= n)
       throw InvalidArgument("operational_space_dca_cost: task " + std::to_string(t) + ": body index " +
                             std::to_string(tasks[t].body) + " out of range [0, " + std::to_string(n) + ")");
-    key[static_cast<std::size_t>(tasks[t].body)] = 1;
+    key[detail::ix(tasks[t].body)] = 1;
   }
   const int seg = segment > 0 ? segment : detail::default_segment(n);
   const detail::OsDcaState st(model, key, seg);
@@ -601,21 +589,18 @@ OperationalSpaceDcaCost operational_space_dca_cost(const Model& model, std::span
   cost.subchains = st.subchains;
   cost.levels = st.levels;
   cost.max_handles = st.max_handles;
-  std::vector<long long> up(static_cast<std::size_t>(st.nodes()), 0);
+  std::vector<long long> up(detail::ix(st.nodes()), 0);
   for (int b = 1; b < n; ++b) {
-    up[static_cast<std::size_t>(b)] = detail::leaf_ops(st.handles(b));
-    cost.total += up[static_cast<std::size_t>(b)];
+    up[detail::ix(b)] = detail::leaf_ops(st.handles(b));
+    cost.total += up[detail::ix(b)];
   }
   for (int lv = 1; lv <= st.levels; ++lv)
-    for (int x = st.level_begin[static_cast<std::size_t>(lv)]; x < st.level_begin[static_cast<std::size_t>(lv) + 1];
-         ++x) {
-      const int node = st.level_nodes[static_cast<std::size_t>(x)], k = node - n + 1;
-      const long long c =
-          detail::assemble_ops(st.handles(node), static_cast<int>(st.T[static_cast<std::size_t>(k)].cols()));
+    for (int x = st.level_begin[detail::ix(lv)]; x < st.level_begin[detail::ix(lv) + 1]; ++x) {
+      const int node = st.level_nodes[detail::ix(x)], k = node - n + 1;
+      const long long c = detail::assemble_ops(st.handles(node), static_cast<int>(st.T[detail::ix(k)].cols()));
       cost.total += c;
-      up[static_cast<std::size_t>(node)] =
-          c + std::max(up[static_cast<std::size_t>(st.node_a[static_cast<std::size_t>(k)])],
-                       up[static_cast<std::size_t>(st.node_b[static_cast<std::size_t>(k)])]);
+      up[detail::ix(node)] =
+          c + std::max(up[detail::ix(st.node_a[detail::ix(k)])], up[detail::ix(st.node_b[detail::ix(k)])]);
     }
   // The root's correction and the task rows (serial, after the tree).
   const long long v6 = 6LL * st.nr, t6 = 6LL * st.nt;
@@ -624,7 +609,7 @@ OperationalSpaceDcaCost operational_space_dca_cost(const Model& model, std::span
   for (const OperationalTask& t : tasks) m += t.num_rows;
   tail += m * 6 * 12 + m * m * 12;  // E_a^T P E_b
   cost.total += tail;
-  cost.critical_path = up[static_cast<std::size_t>(st.root)] + tail;
+  cost.critical_path = up[detail::ix(st.root)] + tail;
   return cost;
 }
 
