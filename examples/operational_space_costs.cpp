@@ -5,7 +5,8 @@
 //   operational_space_costs MODEL.urdf fixed|free TASK[,TASK...] [calls]
 //
 // A task is a body or frame name with an optional ":position" / ":orientation". For each method
-// (dense, sparse, recursive, efpa) and each output set ("lambda": J, Lambda^-1, Lambda;
+// (dense, sparse, recursive, efpa, dca; dca also with 2 and 4 threads as "dca/2t", "dca/4t")
+// and each output set ("lambda": J, Lambda^-1, Lambda;
 // "all": also Jbar, N and the bias) prints one JSON object per line: the best of 5 rounds of
 // `calls` calls (default 2000) at one random state, in ns per call, the operation count of the
 // method's formula (operational_space_choice) and the model's sizes. The first call warms the
@@ -63,8 +64,14 @@ int run(int argc, char** argv) {
     OperationalSpaceOptions options;
     options.outputs = std::string(out) == "all" ? kOutputAll : kOutputLambda;
     const OperationalSpaceChoice choice = operational_space_choice(model, tasks, options.outputs);
-    for (int k = 0; k < 4; ++k) {
-      const auto method = static_cast<OperationalSpaceMethod>(k);
+    for (int k = 0; k < 7; ++k) {
+      // 0-3: the methods auto chooses from; 4: dca on one thread; 5, 6: dca on 2 and 4 threads.
+      const auto method = static_cast<OperationalSpaceMethod>(std::min(k, 4));
+      options.threads = k == 5 ? 2 : k == 6 ? 4 : 1;
+      const std::string label = k < 5 ? to_string(method) : "dca/" + std::to_string(options.threads) + "t";
+      const OperationalSpaceDcaCost dca_cost = operational_space_dca_cost(model, tasks);
+      const double ops = k < 4 ? choice.operations[static_cast<std::size_t>(k)] : static_cast<double>(dca_cost.total);
+      const double predicted = k < 4 ? choice.predicted_ns[static_cast<std::size_t>(k)] : 0.0;
       const MatX L = operational_space(model, data, q, v, tasks, ReferenceFrame::Local, method, options).Lambda;
       const double rel_err = (L - Lambda_dense).norm() / Lambda_dense.norm();
       double best = 1e300;
@@ -81,10 +88,10 @@ int run(int argc, char** argv) {
       for (const OperationalTask& t : tasks) m += t.num_rows;
       std::printf(
           "{\"method\": \"%s\", \"outputs\": \"%s\", \"ns\": %.1f, \"operations\": %.0f, \"predicted_ns\": %.1f, "
-          "\"auto\": \"%s\", \"nv\": %d, \"bodies\": %d, \"m\": %d, \"tasks\": %zu, \"rel_err\": %.2e}\n",
-          to_string(method).c_str(), out, best, choice.operations[static_cast<std::size_t>(k)],
-          choice.predicted_ns[static_cast<std::size_t>(k)], to_string(choice.method).c_str(), model.nv(),
-          model.nbodies() - 1, m, tasks.size(), rel_err);
+          "\"auto\": \"%s\", \"nv\": %d, \"bodies\": %d, \"m\": %d, \"tasks\": %zu, \"rel_err\": %.2e, "
+          "\"critical_path\": %lld}\n",
+          label.c_str(), out, best, ops, predicted, to_string(choice.method).c_str(), model.nv(), model.nbodies() - 1,
+          m, tasks.size(), rel_err, k < 4 ? 0LL : dca_cost.critical_path);
     }
   }
   return 0;

@@ -123,7 +123,8 @@ double damping_arg(double damping, const std::string& fn) {
 /// not depend on it).
 template <class F>
 py::object run(PyModel& m, ArrayLike q, const py::object* v, Tasks tasks, const std::string& frame,
-               const std::string& method, double damping, unsigned outputs, const std::string& fn, F&& convert) {
+               const std::string& method, double damping, unsigned outputs, const std::string& fn, F&& convert,
+               int threads = 1, int dca_segment = 0) {
   warn_if_constrained(m, fn.c_str());
   const Vector qa = q_arg(m, q);
   py::array_t<double> zeros(static_cast<py::ssize_t>(v ? 0 : m.model().nv()));
@@ -134,20 +135,25 @@ py::object run(PyModel& m, ArrayLike q, const py::object* v, Tasks tasks, const 
   plucker::OperationalSpaceOptions options;
   options.damping = damping_arg(damping, fn);
   options.outputs = outputs;
+  options.threads = threads;
+  options.dca_segment = dca_segment;
   const std::vector<OperationalTask> t = tasks_arg(m, tasks, fn);
   return call({&qa, &va},
               [&] { return convert(plucker::operational_space(m.model(), m.data(), qa, va, t, tf, meth, options)); });
 }
 
 py::object operational_space_py(PyModel& m, ArrayLike q, ArrayLike v, Tasks tasks, const std::string& frame,
-                                const std::string& method, double damping, py::object outputs) {
+                                const std::string& method, double damping, py::object outputs, int threads,
+                                int dca_segment) {
   const py::object vo = v;
-  return run(m, q, &vo, tasks, frame, method, damping, outputs_arg(outputs, "operational_space"), "operational_space",
-             [](const plucker::OperationalSpaceResults& r) {
-               return py::reinterpret_borrow<py::object>(g_result_type)(
-                   mat_out(r.J), vec_out(r.Jdot_v), mat_out(r.Lambda), mat_out(r.Lambda_inv), mat_out(r.Jbar),
-                   mat_out(r.N), vec_out(r.bias), rows_list(r.dependent_rows), plucker::to_string(r.method));
-             });
+  return run(
+      m, q, &vo, tasks, frame, method, damping, outputs_arg(outputs, "operational_space"), "operational_space",
+      [](const plucker::OperationalSpaceResults& r) {
+        return py::reinterpret_borrow<py::object>(g_result_type)(
+            mat_out(r.J), vec_out(r.Jdot_v), mat_out(r.Lambda), mat_out(r.Lambda_inv), mat_out(r.Jbar), mat_out(r.N),
+            vec_out(r.bias), rows_list(r.dependent_rows), plucker::to_string(r.method));
+      },
+      threads, dca_segment);
 }
 
 }  // namespace
@@ -163,7 +169,7 @@ void bind_operational_space(py::module_& mod) {
       "(the method that ran).");
   mod.def("operational_space", &operational_space_py, py::arg("model"), py::arg("q"), py::arg("v"), py::arg("tasks"),
           py::arg("frame") = "local", py::arg("method") = "auto", py::arg("damping") = 0.0,
-          py::arg("outputs") = py::str("all"),
+          py::arg("outputs") = py::str("all"), py::arg("threads") = 1, py::arg("dca_segment") = 0,
           "Operational-space dynamics (Khatib, \"A Unified Approach for Motion and Force Control of Robot\n"
           "Manipulators: The Operational Space Formulation\", IEEE J. Robotics and Automation 1987) of a\n"
           "list of tasks: OperationalSpaceResult(J, Jdot_v, Lambda, Lambda_inv, Jbar, N, bias) such that\n"
@@ -178,8 +184,12 @@ void bind_operational_space(py::module_& mod) {
           "method), 'sparse' (LTDL of M on the tree's pattern and the sparsity of J: Featherstone 2010),\n"
           "'recursive' (articulated-body propagation without M, task pairs walked separately: Rodriguez\n"
           "et al. 1991, Chang & Khatib 2000), 'efpa' (extended force propagators: Wensing, Featherstone &\n"
-          "Orin 2012) or 'auto' (the cheapest by calibrated operation counts; see\n"
-          "operational_space_choice). damping > 0: Lambda = (J M^-1 J^T + damping^2 I)^-1 (and Jbar with\n"
+          "Orin 2012), 'dca' (the hybrid divide-and-conquer method: Lambda^-1 as the inverse articulated\n"
+          "inertia at the task bodies, assembled serially within subchains of dca_segment bodies (0:\n"
+          "ceil(log2(bodies))) and by the DCA's binary tree across them, the levels on `threads` threads,\n"
+          "bit-identical for any thread count; Jbar and bias as 'recursive') or 'auto' (the cheapest by\n"
+          "calibrated operation counts among the first four; see operational_space_choice). damping > 0: Lambda = (J "
+          "M^-1 J^T + damping^2 I)^-1 (and Jbar with\n"
           "it), finite whatever the rank, with the dependent task rows listed in dependent_rows.\n"
           "outputs: 'all', 'lambda' (J, Jdot_v, Lambda, Lambda_inv only) or a list of 'jbar',\n"
           "'null_space', 'bias'; results not asked for are empty. The result's method field names the\n"
@@ -249,6 +259,25 @@ void bind_operational_space(py::module_& mod) {
       "OperationalSpaceChoice(method, reason, predicted_ns): what operational_space(method='auto') runs\n"
       "for these tasks and outputs ('dense', 'sparse', 'recursive' or 'efpa'), by operation counts\n"
       "times per-operation times calibrated by measurement, and why.");
+  mod.def(
+      "operational_space_dca_cost",
+      [](PyModel& m, Tasks frames, int segment) {
+        const std::vector<OperationalTask> t = tasks_arg(m, frames, "operational_space_dca_cost");
+        const plucker::OperationalSpaceDcaCost c = plucker::operational_space_dca_cost(m.model(), t, segment);
+        py::dict d;
+        d["segment"] = c.segment;
+        d["subchains"] = c.subchains;
+        d["levels"] = c.levels;
+        d["max_handles"] = c.max_handles;
+        d["total"] = c.total;
+        d["critical_path"] = c.critical_path;
+        return d;
+      },
+      py::arg("model"), py::arg("frames"), py::arg("segment") = 0,
+      "The operation counts (multiply-adds) of operational_space(method='dca')'s assembly of Lambda^-1:\n"
+      "a dict with segment (bodies per serial subchain; 0 asks for ceil(log2(bodies))), subchains,\n"
+      "levels (the assembly tree's height), max_handles, total (all steps) and critical_path (the\n"
+      "longest leaf-to-root sum: the cost with unlimited threads).");
 }
 
 }  // namespace plucker_py

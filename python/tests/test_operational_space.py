@@ -261,7 +261,7 @@ def test_panda_hand_and_fingers():
     assert np.allclose(r.N[7:, 7:], np.eye(2), atol=1e-12)
 
 
-METHODS = ["dense", "sparse", "recursive", "efpa"]
+METHODS = ["dense", "sparse", "recursive", "efpa"]  # the methods auto chooses from
 
 
 @pytest.mark.parametrize("cid", case_params())
@@ -273,7 +273,7 @@ def test_all_methods_agree_with_dense(cid):
         q, v = state(m, seed + 20)
         d = plucker.operational_space(m, q, v, tasks, method="dense")
         tol = C * EPS * (cond(d.Lambda_inv) + cond(plucker.crba(m, q)))
-        for meth in METHODS:
+        for meth in METHODS + ["dca"]:
             r = plucker.operational_space(m, q, v, tasks, method=meth)
             assert r.method == meth
             for name in ("Lambda_inv", "Lambda", "Jbar"):
@@ -377,8 +377,9 @@ def test_cost_study_driver(tmp_path):
                          text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     rows = [json.loads(line) for line in out.stdout.splitlines()]
+    timed = METHODS + ["dca", "dca/2t", "dca/4t"]
     assert sorted((r["method"], r["outputs"]) for r in rows) == sorted(
-        (m, o) for m in METHODS for o in ("lambda", "all"))
+        (m, o) for m in timed for o in ("lambda", "all"))
     for r in rows:
         assert r["rel_err"] < 1e-10 and r["operations"] > 0 and r["ns"] > 0 and r["m"] == 6
         assert r["auto"] in METHODS

@@ -33,6 +33,7 @@
 
 #include "algorithms/fd_kernels.hpp"
 #include "algorithms/frame_kernels.hpp"
+#include "algorithms/operational_space_dca.hpp"
 #include "base/text.hpp"
 #include "plucker/algorithms/kinematics.hpp"
 #include "plucker/algorithms/rnea.hpp"
@@ -78,6 +79,7 @@ struct OperationalSpaceWorkspace : detail::WorkspaceOf<OperationalSpaceWorkspace
   MatX Y, Z;                                                ///< nv x m: innovations S^T f; M^-1 J^T
   MatX A;                                                   ///< 6 x (m nbodies): accelerations of the Z sweep
   MatX tmp;                                                 ///< 6 x m scratch
+  detail::OsDcaHolder dca;                                  ///< Dca's assembly tree and Phi blocks
 };
 
 std::string task_name(const Model& model, const OperationalTask& task) {
@@ -221,10 +223,10 @@ using Mat6D = Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 6>;
 using MatD6 = Eigen::Matrix<double, Eigen::Dynamic, 6, Eigen::RowMajor, 6, 6>;
 using MatDD = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor, 6, 6>;
 
-constexpr std::array<OperationalSpaceMethod, 5> kMethods{OperationalSpaceMethod::Dense, OperationalSpaceMethod::Sparse,
-                                                         OperationalSpaceMethod::Recursive,
-                                                         OperationalSpaceMethod::Efpa, OperationalSpaceMethod::Auto};
-constexpr const char* kMethodNames[5] = {"dense", "sparse", "recursive", "efpa", "auto"};
+constexpr std::array<OperationalSpaceMethod, 6> kMethods{
+    OperationalSpaceMethod::Dense, OperationalSpaceMethod::Sparse, OperationalSpaceMethod::Recursive,
+    OperationalSpaceMethod::Efpa,  OperationalSpaceMethod::Dca,    OperationalSpaceMethod::Auto};
+constexpr const char* kMethodNames[6] = {"dense", "sparse", "recursive", "efpa", "dca", "auto"};
 
 /// A = G E G^T + (rows judged dependent) for A + shift I, in task-row order (G unit lower
 /// triangular, E the pivots). A pivot E_k failing the test against A(k, k) + shift makes row k
@@ -747,6 +749,11 @@ const OperationalSpaceResults& operational_space(const Model& model, Data& data,
                           " has bits outside kOutputAll (7)");
   if (!(options.damping >= 0.0) || !std::isfinite(options.damping))
     throw InvalidArgument(std::string(kFn) + ": damping must be finite and >= 0, got " + text::number(options.damping));
+  if (options.threads < 1)
+    throw InvalidArgument(std::string(kFn) + ": threads must be at least 1, got " + std::to_string(options.threads));
+  if (options.dca_segment < 0)
+    throw InvalidArgument(std::string(kFn) + ": dca_segment must be >= 0 (0: ceil(log2(bodies))), got " +
+                          std::to_string(options.dca_segment));
   const int m = check_tasks(model, tasks), nv = model.nv(), nb = model.nbodies();
   OperationalSpaceWorkspace& ws = detail::workspace<OperationalSpaceWorkspace>(model, data);
   OperationalSpaceResults& res = ws.results;
@@ -838,6 +845,19 @@ const OperationalSpaceResults& operational_space(const Model& model, Data& data,
       else
         sparse_lambda_inv(model, data, ws, tasks);
       break;
+    case OperationalSpaceMethod::Dca:
+      // Lambda^-1 by the hybrid assembly (operational_space_dca.cpp); Jbar and the bias by the
+      // recursive method's serial sweeps (U, D^-1, the propagators on the task paths).
+      task_forces(model, data, ws, tasks, frame);
+      detail::dca_lambda_inv(model, data, ws.dca, tasks, ws.E6, ws.row0, res.Lambda_inv, options.threads,
+                             options.dca_segment);
+      // A task row that no joint moves (J's row exactly zero) has Lambda^-1's row and column
+      // exactly zero, as the other methods give it; the assembly leaves rounding there.
+      for (int k = 0; k < m; ++k)
+        if (res.J.row(k).isZero(0.0)) res.Lambda_inv.row(k).setZero(), res.Lambda_inv.col(k).setZero();
+      if (want_jbar || want_bias) articulated_quantities(model, data, ws, tasks);
+      if (want_jbar) innovations_by_paths(model, ws, tasks);
+      break;
     default:
       // U, D^-1 and, on the task paths, P and Omega (on the poses of forward_kinematics).
       articulated_quantities(model, data, ws, tasks);
@@ -905,7 +925,7 @@ OperationalSpaceMethod parse_operational_space_method(const std::string& name) {
   for (std::size_t k = 0; k < kMethods.size(); ++k)
     if (name == kMethodNames[k]) return kMethods[k];
   throw InvalidArgument("unknown operational-space method '" + text::printable(name) +
-                        "' (expected 'dense', 'sparse', 'recursive', 'efpa' or 'auto')");
+                        "' (expected 'dense', 'sparse', 'recursive', 'efpa', 'dca' or 'auto')");
 }
 
 }  // namespace plucker

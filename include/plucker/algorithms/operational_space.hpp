@@ -26,6 +26,12 @@
 //     of the Operational-Space Inertia Matrix", ICRA 2012): as Recursive, but each task's extended
 //     force propagator is carried inward once and every pair is formed at its common ancestor.
 //     O(N + m d + m^2).
+//   Dca (the hybrid divide-and-conquer method listed by the specification for 2014; the
+//     documentation page derives its formulas): Lambda^-1 is the inverse articulated inertia of
+//     the whole tree seen at the task bodies, built by the DCA's assembly formula over a binary
+//     assembly tree whose leaves are subchains assembled serially; O(log N) critical path on
+//     O(N / log N) threads (OperationalSpaceOptions::threads, bit-identical for any count).
+//     Jbar, N and the bias follow the recursive method's serial sweeps.
 //   Auto: the cheapest of the four for the model and tasks by operation-count formulas calibrated
 //     by measurement (operational_space_choice says which and why).
 // (N: bodies, nv: DoFs, m: task rows, d: the depth of the task bodies.) The rest (Lambda from
@@ -74,6 +80,7 @@ enum class OperationalSpaceMethod {
   Sparse,     ///< "sparse": CRBA, LTDL of M on the tree's pattern, sparse products (Featherstone 2010)
   Recursive,  ///< "recursive": articulated-body propagation, pairwise (Rodriguez et al., Chang-Khatib)
   Efpa,       ///< "efpa": extended-force-propagator algorithm (Wensing, Featherstone, Orin 2012)
+  Dca,        ///< "dca": hybrid divide-and-conquer assembly of Lambda^-1 (serial subchains, DCA across them)
   Auto,       ///< "auto": the method operational_space_choice picks for the model and tasks
 };
 
@@ -99,6 +106,10 @@ struct OperationalSpaceOptions {
   /// finite whatever the rank (N = I - Jbar J is then not exactly a projector); the dependent rows
   /// are still reported in OperationalSpaceResults::dependent_rows. Must be finite and >= 0.
   double damping = 0.0;
+  /// Dca only: threads for the assembly levels (>= 1); the results do not depend on it (bit-identical).
+  int threads = 1;
+  /// Dca only: bodies per serially assembled subchain, 0: ceil(log2(bodies)). 1 is the pure DCA.
+  int dca_segment = 0;
 };
 
 /// The results of operational_space, with m = the total number of task rows.
@@ -136,7 +147,7 @@ const OperationalSpaceResults& operational_space(const Model& model, Data& data,
                                                  OperationalSpaceMethod method = OperationalSpaceMethod::Auto,
                                                  const OperationalSpaceOptions& options = {});
 
-/// "dense", "sparse", "recursive", "efpa", "auto", and the inverse (throws InvalidArgument
+/// "dense", "sparse", "recursive", "efpa", "dca", "auto", and the inverse (throws InvalidArgument
 /// listing the names).
 std::string to_string(OperationalSpaceMethod method);
 OperationalSpaceMethod parse_operational_space_method(const std::string& name);
@@ -154,5 +165,21 @@ struct OperationalSpaceChoice {
 };
 OperationalSpaceChoice operational_space_choice(const Model& model, std::span<const OperationalTask> tasks,
                                                 unsigned outputs = kOutputAll);
+
+/// The cost of the Dca method's assembly of Lambda^-1 for the model and tasks (multiply-adds,
+/// counted per step as implemented): `total` over all steps, `critical_path` the largest sum
+/// along one leaf-to-root path of the assembly tree (the time with unlimited threads), `levels`
+/// the tree's height, `subchains` the number of serially assembled subchains, `max_handles` the
+/// most handles on one subassembly. segment as OperationalSpaceOptions::dca_segment.
+struct OperationalSpaceDcaCost {
+  int segment = 0;
+  int subchains = 0;
+  int levels = 0;
+  int max_handles = 0;
+  long long total = 0;
+  long long critical_path = 0;
+};
+OperationalSpaceDcaCost operational_space_dca_cost(const Model& model, std::span<const OperationalTask> tasks,
+                                                   int segment = 0);
 
 }  // namespace plucker
