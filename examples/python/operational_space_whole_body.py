@@ -36,9 +36,12 @@ import warnings
 
 import numpy as np
 
-import plucker
-
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))  # plucker_control from the source tree
+
+import plucker  # noqa: E402
+import plucker_control as pc  # noqa: E402
+
 TASKS = ["left_sole_link", "right_sole_link", "wrist_left_ft_tool_link", "wrist_right_ft_tool_link"]
 
 
@@ -115,8 +118,8 @@ def run(seconds=1.0, dt=2e-3, method="auto", out=None, plot=True, path=None):
         worst_leak = max(worst_leak, float(np.abs(leak).max()) / (1.0 + float(np.abs(null).max())))
         return r.J.T @ F + null
 
-    def f(t, q, v):
-        return v, plucker.aba(model, q, v, controller(t, q, v))
+    def acceleration(t, q, v):
+        return plucker.aba(model, q, v, controller(t, q, v))
 
     q, v = q0.copy(), np.zeros(model.nv)
     steps = int(round(seconds / dt))
@@ -140,12 +143,7 @@ def run(seconds=1.0, dt=2e-3, method="auto", out=None, plot=True, path=None):
         posture.append(float(np.linalg.norm(q - q0)))
         if step == steps:
             break
-        k1q, k1v = f(t, q, v)
-        k2q, k2v = f(t + dt / 2, q + dt / 2 * k1q, v + dt / 2 * k1v)
-        k3q, k3v = f(t + dt / 2, q + dt / 2 * k2q, v + dt / 2 * k2v)
-        k4q, k4v = f(t + dt, q + dt * k3q, v + dt * k3v)
-        q = q + dt / 6 * (k1q + 2 * k2q + 2 * k3q + k4q)  # fixed pelvis: q is a vector space
-        v = v + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
+        q, v = pc.rk4_step(model, q, v, dt, acceleration, t)
 
     pos_err, ori_err = np.array(pos_err), np.array(ori_err)
     late = np.array(t_log) >= 0.5 * seconds
