@@ -7,6 +7,13 @@ Checks, each against something independent of the code under test:
   which the other joints are welded (locked others);
 - the simple model's two equations (L dot = m g x, x dot = L/(m g Tc^2) + G qd) against finite
   differences of a simulated trajectory;
+- the controller designed from wrong masses: uniform errors with an ideal servo change nothing
+  (closed form); the static equilibrium of the true robot under the wrong law against where the
+  simulation settles, the linearised poles against the simulated decay or growth rate (on both
+  sides of the stability boundary), the simple model's steady-state offset formula against the
+  equilibrium; every 10 % sign pattern balances through the commanded moves within stated bounds;
+- initial tilts: small ones against the linearised closed loop's peaks, moderate ones recovered
+  within the stated limits, a large one not;
 - bad input gets a clear error.
 """
 import math
@@ -345,7 +352,8 @@ def test_quick_study_writes_its_page(tmp_path):
     assert time.time() - t0 < 120
     page = (tmp_path / "balance.md").read_text()
     for fig in ("balance_design_mass.png", "balance_design_length.png", "balance_push.png",
-                "balance_tracking.png", "balance_other_motion.png", "balance_rolling.png", "balance_compliant.png"):
+                "balance_tracking.png", "balance_other_motion.png", "balance_rolling.png", "balance_compliant.png",
+                "balance_tp_tracking.png", "balance_mass_errors.png", "balance_margins.png", "balance_tilts.png"):
         assert (tmp_path / fig).stat().st_size > 1000 and f"({fig})" in page
     import re
     assert "## Agreement with the papers" in page and not re.search(r"(?<![\^_])\b(nan|inf)\b", page.lower())
@@ -649,11 +657,12 @@ def test_simple_model_steady_state_offset_formula():
 @pytest.mark.parametrize("name", ["DP", "TP"])
 def test_balance_holds_with_ten_percent_mass_errors(name):
     # Every sign pattern of +-10 % on every link: the robot balances through the commanded moves
-    # (preview on), the COM stays within a band of BAND (twice the error-free peak), and it
-    # settles (|x| < 1 mm) where the static solve says, the balance joint within MAXERR of its
-    # command (the steady-state error the biased COM estimate causes; the study tabulates it).
+    # (preview on), the COM stays within a band (about twice the error-free peak: 1.6 cm DP, 1.3 cm
+    # TP), and it settles (|x| < 1 mm) where the static solve says (1e-2 rad), the balance joint
+    # within 0.2 rad (DP) / 0.6 rad (TP) of its command: the steady-state error the biased COM
+    # estimate causes, largest for TP (+, +, -) at the end pose (0.51 rad; the study tabulates it).
     import balance as study
-    band, maxerr = {"DP": 0.016, "TP": 0.013}[name], {"DP": 0.2, "TP": 0.35}[name]
+    band, maxerr = {"DP": 0.016, "TP": 0.013}[name], {"DP": 0.2, "TP": 0.6}[name]
     n = len(study.SCENARIOS[name]["q"])
     for label, signs in study.error_patterns(n)[2 * n:]:
         r = study.run_tracking(name, [0.1 * s for s in signs], 6.0, 5e-3, 4)
@@ -666,20 +675,39 @@ def test_balance_holds_with_ten_percent_mass_errors(name):
 
 
 def test_tilt_recovery_subset():
-    # Representative initial tilts of the study's grid: small ones recover with the torque and
-    # travel the linearised closed loop predicts (3 %); a large lean with a rate toward the fall
-    # does not recover within the limits.
+    # Representative initial tilts of the study's grid. Small ones: the peaks of torque and
+    # balance-joint travel match the linearised closed loop's prediction (2 %; the nonlinearity
+    # shows at a few % by 0.02 rad). Moderate ones recover within the stated limits; a large lean
+    # with a rate toward the fall does not.
     import balance as study
     for name in ("DP", "TP"):
         lin = study.linear_tilt_peaks(name, 4.0)
-        for lean, rate in ((0.02, 0.0), (-0.01, 0.1)):
+        tau_max = study.tilt_torque_limit(name)
+        for lean, rate in ((0.005, 0.0), (-0.003, 0.03)):
             r = study._tilt_trial((name, lean, rate, 4.0, 5e-3))
             assert r["ok"], (name, lean, rate, r)
-            pt = np.max(np.abs(lin["tau"][:, :, 0] * lean + lin["tau"][:, :, 1] * rate))
-            pr = np.max(np.abs(lin["travel"][:, 0] * lean + lin["travel"][:, 1] * rate))
-            assert r["tau"] == pytest.approx(pt, rel=0.03) and r["travel"] == pytest.approx(pr, rel=0.03)
+            pt, pr = study.linear_tilt_peak(lin, lean, rate)
+            assert r["tau"] == pytest.approx(pt, rel=0.02) and r["travel"] == pytest.approx(pr, rel=0.02)
+        for lean, rate in ((0.03, 0.0), (-0.02, 0.05)):
+            r = study._tilt_trial((name, lean, rate, 4.0, 5e-3))
+            assert r["ok"] and r["tau"] <= tau_max and r["travel"] <= study.TILT_TRAVEL, (name, lean, rate, r)
         r = study._tilt_trial((name, 0.15, 0.4, 4.0, 5e-3))
-        assert not (r["ok"] and r["tau"] <= study.tilt_torque_limit(name) and r["travel"] <= study.TILT_TRAVEL)
+        assert not (r["ok"] and r["tau"] <= tau_max and r["travel"] <= study.TILT_TRAVEL)
+
+
+def test_triple_pendulum_follows_a_balance_joint_command_while_joint_2_moves():
+    # Joint 3 (balance) commanded -0.3 -> 0.1 rad while joint 2 moves 0.3 -> 0.6 rad: both end on
+    # their commands (1e-3 rad) with the COM over the foot (1 mm) after a COM excursion below 1 cm;
+    # previewing the combined command q3 + r q2 cuts joint 3's wrong-way dip to under half of the
+    # unfiltered one (0.06 vs 0.32 rad in the study).
+    import balance as study
+    runs = {pv: study.run_tracking("TP", [0.0, 0.0, 0.0], 6.0, 5e-3, 4, preview=pv) for pv in ("none", "combined")}
+    for pv, r in runs.items():
+        assert r["err_b"] < 1e-3 and r["err_o"] < 1e-3 and r["end_x"] < 1e-3 and r["peak_x"] < 0.01, pv
+    dip = {pv: -0.3 - np.min(r["Q"][:, 2]) for pv, r in runs.items()}
+    assert dip["combined"] < 0.5 * dip["none"]
+    with pytest.raises(ValueError, match="preview must be"):
+        study.run_tracking("TP", [0.0, 0.0, 0.0], 1.0, 5e-3, 4, preview=True)
 
 
 def test_model_error_tools_bad_input():
