@@ -804,10 +804,16 @@ class PlanarBalanceController:
     q_nominal), so that their movements enter the model as known movements of the balance joint
     (the effect Featherstone's third number describes) instead of acting as disturbances.
     Tc and G are recomputed from the current configuration at every call when schedule=True,
-    else held at their values at q_nominal."""
+    else held at their values at q_nominal.
+
+    Model errors: everything the law computes (L, x, x dot, Tc, G, the torques) comes from `model`,
+    which may differ from the robot it drives (a design from wrong masses). torque_model, if given,
+    is used instead of `model` only to turn the commanded accelerations into torques: the ideal
+    acceleration servo of a robot whose joint-level control knows its own dynamics, so that only
+    the balance law's estimates are wrong. It must have the same joints as `model`."""
 
     def __init__(self, model, balance_joint, q_nominal, p, command, kp=400.0, kv=40.0, schedule=True,
-                 compensate_others=True):
+                 compensate_others=True, torque_model=None):
         who = "plucker_studies.PlanarBalanceController"
         q_nominal = _check_model_q(model, q_nominal, who)
         contact_dofs(model, None, who)
@@ -828,6 +834,10 @@ class PlanarBalanceController:
                 self.ratio[j] = self.nominal.gains[names[j]] / G
         self.balance_joint = balance_joint
         self.last_u = 0.0
+        self.torque_model = model if torque_model is None else torque_model
+        if not isinstance(self.torque_model, plucker.Model) or list(self.torque_model.joint_names) != list(names) \
+                or self.torque_model.nv != model.nv:
+            raise ValueError(f"{who}: torque_model must be a plucker.Model with the same joints as model")
 
     def signals(self, q, v):
         """(L, L dot, L ddot) from the state: L = H_1. v, L dot = m g x, L ddot = m g x dot."""
@@ -853,8 +863,8 @@ class PlanarBalanceController:
     def torque(self, t, q, v):
         """Joint torques (zero at the foot) giving the actuated joints acceleration(t, q, v)."""
         qdd = self.acceleration(t, q, v)
-        H = plucker.crba(self.model, q)
-        C = plucker.nonlinear_effects(self.model, q, v)
+        H = plucker.crba(self.torque_model, q)
+        C = plucker.nonlinear_effects(self.torque_model, q, v)
         P, A = np.array([0]), self.A
         qdd[P] = np.linalg.solve(H[np.ix_(P, P)], -C[P] - H[np.ix_(P, A)] @ qdd[A])
         tau = H @ qdd + C
@@ -870,3 +880,78 @@ def point_impulse(model, q, body, point, impulse):
     p = np.asarray(point, dtype=np.float64)
     Jp = J[3:] - np.cross(p, J[:3].T).T  # v_p = v_O + omega x p = v_O - p x omega
     return np.linalg.solve(plucker.crba(model, q), Jp.T @ np.asarray(impulse, dtype=np.float64))
+
+
+# ------------------------------------------------------------------ closed loops on a (possibly different) robot
+def _check_torque_law(model, torque, q, v, t, who):
+    q = _check_model_q(model, q, who)
+    if model.nq != model.nv:
+        raise ValueError(f"{who}: planar robots with nq = nv only")
+    v = np.zeros(model.nv) if v is None else np.asarray(v, dtype=np.float64)
+    if v.shape != (model.nv,) or not np.all(np.isfinite(v)):
+        raise ValueError(f"{who}: v must be finite with shape ({model.nv},), got {v.shape}")
+    if not callable(torque):
+        raise TypeError(f"{who}: torque must be a callable torque(t, q, v) -> tau")
+    tau = np.asarray(torque(float(t), q, v), dtype=np.float64)
+    if tau.shape != (model.nv,) or not np.all(np.isfinite(tau)):
+        raise ValueError(f"{who}: torque(t, q, v) must return {model.nv} finite values, got shape {tau.shape}")
+    return q, v
+
+
+def closed_loop_matrix(model, torque, q, v=None, t=0.0, step=1e-6):
+    """The state matrix A of the robot `model` (the plant, plucker.aba) under the torque law
+    torque(t, q, v), linearised at (q, v) by central differences of step `step`: for the
+    deviation z = (q, v) - (q0, v0), z dot = A z + (the drift at (q0, v0)). The law may be built on
+    another model (a controller designed from wrong masses): only the plant is `model`. Its
+    eigenvalues are the closed-loop poles at an equilibrium (closed_loop_equilibrium)."""
+    who = "plucker_studies.closed_loop_matrix"
+    q, v = _check_torque_law(model, torque, q, v, t, who)
+    if not (math.isfinite(step) and step > 0):
+        raise ValueError(f"{who}: step = {step!r} must be > 0")
+    n = model.nv
+
+    def f(z):
+        return np.concatenate([z[n:], plucker.aba(model, z[:n], z[n:], torque(t, z[:n], z[n:]))])
+
+    z0 = np.concatenate([q, v])
+    return np.column_stack([(f(z0 + e) - f(z0 - e)) / (2 * step) for e in step * np.eye(2 * n)])
+
+
+def closed_loop_equilibrium(model, torque, q_guess, t=0.0, tol=1e-11, max_iter=30, step=1e-7):
+    """The configuration q where the robot `model` under torque(t, q, v) rests: the accelerations
+    plucker.aba(model, q, 0, torque(t, q, 0)) are all zero (a static solve: Newton's method with a
+    central-difference Jacobian, from q_guess). For a balancing robot on a point foot this puts the
+    plant's COM over the foot and balances the controller's (possibly wrong) torques against the
+    plant's gravity, which is where a simulation settles if the equilibrium is stable. Raises
+    ArithmeticError if Newton does not converge."""
+    who = "plucker_studies.closed_loop_equilibrium"
+    q, _ = _check_torque_law(model, torque, q_guess, None, t, who)
+    q = q.copy()
+    n = model.nv
+    zero = np.zeros(n)
+
+    def acc(qq):
+        return plucker.aba(model, qq, zero, torque(t, qq, zero))
+
+    r = acc(q)
+    for _ in range(max_iter):
+        if np.max(np.abs(r)) <= tol:
+            return q
+        J = np.column_stack([(acc(q + e) - acc(q - e)) / (2 * step) for e in step * np.eye(n)])
+        dq = np.linalg.solve(J, -r)
+        lam = 1.0
+        while True:  # backtracking: accept the first step that reduces the residual
+            qn = q + lam * dq
+            try:
+                rn = acc(qn)
+            except ValueError:
+                rn = None
+            if rn is not None and np.linalg.norm(rn) < np.linalg.norm(r):
+                break
+            lam *= 0.5
+            if lam < 1e-6:
+                raise ArithmeticError(f"{who}: Newton stalled at residual {np.max(np.abs(r)):.3g} rad/s^2")
+        q, r = qn, rn
+    if np.max(np.abs(r)) <= tol:
+        return q
+    raise ArithmeticError(f"{who}: no equilibrium found near q_guess (residual {np.max(np.abs(r)):.3g} rad/s^2)")
