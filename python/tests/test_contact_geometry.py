@@ -98,7 +98,7 @@ def test_compliant_box_settles_to_the_static_penetration(edge):
     assert abs(F[-1, :, 2].sum() - G) < 1e-6 * G
     c = sim.contacts(Q[-1], V[-1])
     pen = np.sort(c["penetration"])[-corners:]
-    assert np.allclose(pen, x, rtol=1e-5)
+    assert np.allclose(pen, x, rtol=1e-8)  # measured 2e-13 (face), 2.5e-11 (edge)
     assert np.max(np.abs(V[-1])) < 1e-5
 
 
@@ -221,7 +221,7 @@ def test_ball_balanced_on_a_fixed_sphere():
     assert np.max(np.abs(sim.acceleration(q_static, np.zeros(6)))) < 1e-9
     # ... and a ball set down at zero penetration settles there (0.3 s).
     Q, V, F = sim.rollout(q0, np.zeros(6), np.zeros((1500, 6)))
-    assert abs(Q[-1, 2] - q_static[2]) < 1e-7 and np.max(np.abs(Q[-1, :2])) < 1e-9
+    assert abs(Q[-1, 2] - q_static[2]) < 1e-9 and np.max(np.abs(Q[-1, :2])) < 1e-9  # measured 5e-12
     # Off the top by an angle phi the contact normal is radial: force along it = m g cos(phi) at
     # the static penetration for that load, tangential friction m g sin(phi) needed to hold.
     phi = 0.2
@@ -252,10 +252,8 @@ def test_ball_dropped_on_a_fixed_box_reflects_about_the_contact_normal(offset):
     h = 0.0 if offset == 0 else offset
     nrm = np.array([h, 0, math.sqrt(r * r - h * h)]) / r
     v_out = v_in - (1 + e) * (v_in @ nrm) * nrm
-    # The normal is evaluated at the step's start (up to dt |v| = 1e-5 m before the touch): an
-    # error in its direction of about dt |v| / r.
-    assert np.allclose(V[-1, 3:], v_out, atol=2e-3 if offset else 1e-12)
-    assert abs(np.linalg.norm(V[-1, 3:]) - np.linalg.norm(v_out)) < 2e-3
+    # (measured: 0 on the face, 1.6e-13 m/s on the edge)
+    assert np.allclose(V[-1, 3:], v_out, rtol=0, atol=1e-9)
 
 
 def test_ball_rests_on_a_fixed_box_top():

@@ -250,13 +250,16 @@ void Simulator::implicit_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eige
   rhs_ -= rnea(model_, data_, q, v, zero_, f_ext, ReferenceFrame::World);  // C - J^T F
   rhs_ *= h;
   A_ = crba(model_, data_, q);
+  int jacobian_body = -1;  // pairs of a body are consecutive: one Jacobian per body
   for (const ContactPair& pair : start_pairs_) {
     if (!(pair.normal_force > 0.0)) continue;
     const HalfSpace& ground = scene_.half_spaces()[static_cast<std::size_t>(pair.half_space)];
     const ContactForceDerivatives d = contact_force_derivatives(ground, pair);
     const int body = scene_.shapes()[static_cast<std::size_t>(pair.shape)].body;
     if (body == 0) continue;
-    const Matrix6X& J = body_jacobian(model_, data_, q, body, ReferenceFrame::World);
+    if (body != jacobian_body) body_jacobian(model_, data_, q, body, ReferenceFrame::World);
+    jacobian_body = body;
+    const Matrix6X& J = data_.J;
     // Velocity of the body point at p: v_O + omega x p = J_lin v - p x (J_ang v).
     Jp_ = J.bottomRows<3>();
     Jp_.noalias() -= skew(pair.point) * J.topRows<3>();
@@ -361,6 +364,7 @@ void Simulator::rigid_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::
   // 3. Contact rows: row 0 the normal n, rows 1, 2 the tangents (friction), of each active pair;
   // frictionless problems keep the normal rows only (rows 0..k-1).
   const int per = friction ? 3 : 1, rows = per * k;
+  int jacobian_body = -1;  // pairs of a body are consecutive: one Jacobian (one kinematics pass) per body
   for (int a = 0; a < k; ++a) {
     const ContactPair& pair = start_pairs_[static_cast<std::size_t>(rigid_active_[static_cast<std::size_t>(a)])];
     const HalfSpace& ground = scene_.half_spaces()[static_cast<std::size_t>(pair.half_space)];
@@ -372,7 +376,9 @@ void Simulator::rigid_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::
     const Vec3 t1 = n.cross(Vec3::Unit(axis)).normalized(), t2 = n.cross(t1);
     const int r0 = friction ? 3 * a : a;
     {
-      const Matrix6X& J = body_jacobian(model_, data_, q, body, ReferenceFrame::World);
+      if (body != jacobian_body) body_jacobian(model_, data_, q, body, ReferenceFrame::World);
+      jacobian_body = body;
+      const Matrix6X& J = data_.J;
       // Velocity of the body point at p: v_O + omega x p = J_lin v - p x (J_ang v).
       Jp_ = J.bottomRows<3>();
       Jp_.noalias() -= skew(pair.point) * J.topRows<3>();
