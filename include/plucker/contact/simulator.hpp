@@ -69,7 +69,7 @@ struct RigidContactOptions {
 };
 /// What the last rigid step did.
 struct RigidContactReport {
-  int active = 0;                ///< active pairs
+  int active = 0;                ///< pairs in the problem (active, or within contact_margin)
   bool friction = false;         ///< solved by PGS over friction cones (else Lemke)
   int pivots = 0;                ///< Lemke's pivots (frictionless)
   FrictionPgsReport pgs;         ///< PGS sweeps (friction)
