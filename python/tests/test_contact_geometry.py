@@ -177,6 +177,25 @@ def test_capsule_on_a_fixed_box_and_on_a_fixed_sphere_carries_its_weight():
     assert np.allclose(F[:, 0, 2], G, rtol=1e-10, atol=0) and np.max(np.abs(F[:, 0, :2])) < 1e-12
 
 
+@pytest.mark.parametrize("obstacle", ["ground", "box"])
+def test_compliant_capsule_lying_flat_settles_on_its_two_ends(obstacle):
+    # On the ground (2 slots: the end spheres) or a fixed box's top (2 slots: each half's deepest
+    # point, ties to the ends): m g / 2 = k x^n at each end.
+    r, length, k, n = 0.03, 0.2, 1e5, 1.5
+    sim = plucker.Simulator(body(), dt=2e-4)
+    models = dict(contact="hunt_crossley", stiffness=k, damping=3e6, exponent=n, friction=0.8)
+    if obstacle == "ground":
+        sim.add_ground(**models)
+    else:
+        sim.add_obstacle_box(center=(0, 0, -0.5), half_extents=(0.5, 0.5, 0.5), **models)
+    sim.add_capsule("b", radius=r, length=length, rotation=rot_x(-math.pi / 2))
+    Q, V, F = sim.rollout([0, 0, r, 0, 0, 0, 1.0], np.zeros(6), np.zeros((2500, 6)))
+    c = sim.contacts(Q[-1], V[-1])
+    assert np.allclose(c["penetration"], (G / 2 / k) ** (1 / n), rtol=1e-8)  # measured 2.5e-11
+    assert np.allclose(np.sort(c["point"][:, 1]), [-length / 2, length / 2], atol=1e-9)
+    assert abs(F[-1, :, 2].sum() - G) < 1e-8 * G
+
+
 def test_capsule_tilted_over_a_box_edge_touches_at_its_deepest_point():
     # A capsule along x, centre beyond the box's edge x = 0, tilted down towards +x: the end over
     # the box (x < 0) is above the face, the segment crosses the edge line (0, z = 0): the deepest
