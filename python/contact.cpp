@@ -56,6 +56,26 @@ NormalForceModel normal_model(const std::string& contact, double stiffness, py::
   return n;
 }
 
+void set_models(plucker::Obstacle& h, const std::string& contact, double stiffness, py::object damping, double exponent,
+                double friction, py::object static_friction, double stribeck_velocity, double regularization,
+                double restitution) {
+  h.normal_force = normal_model(contact, stiffness, std::move(damping), exponent, restitution);
+  h.friction.dynamic_coefficient = friction;
+  h.friction.static_coefficient = static_friction.is_none() ? friction : real_arg(static_friction, "static_friction");
+  h.friction.stribeck_velocity = stribeck_velocity;
+  h.friction.regularization = regularization;
+}
+
+plucker::Mat3 rotation_or_identity(py::handle rotation) {
+  if (rotation.is_none()) return plucker::Mat3::Identity();
+  return fixed_matrix(rotation, "rotation", 3, 3);
+}
+
+// The contact-model arguments of the obstacles (a literal, concatenated into their docstrings).
+#define PLUCKER_OBSTACLE_MODELS_DOC                                                                           \
+  "contact, stiffness, damping, exponent, friction, static_friction, stribeck_velocity, regularization and\n" \
+  "restitution are those of add_ground."
+
 Vector vec_arg(const plucker::Model& model, py::handle obj, const char* name, bool tangent) {
   return Vector(obj, name, tangent ? Size{model.nv(), "nv"} : Size{model.nq(), "nq"});
 }
@@ -65,7 +85,8 @@ py::dict pairs_dict(std::span<const plucker::ContactPair> pairs) {
   py::array_t<double> pen(P), rate(P), fn(P), point({P, py::ssize_t{3}}), force({P, py::ssize_t{3}}),
       slip({P, py::ssize_t{3}});
   py::array_t<bool> active(P);
-  py::array_t<int> shape(P), ground(P);
+  py::array_t<int> shape(P), ground(P), slot(P);
+  py::array_t<double> normal({P, py::ssize_t{3}});
   for (py::ssize_t p = 0; p < P; ++p) {
     const plucker::ContactPair& c = pairs[static_cast<std::size_t>(p)];
     pen.mutable_at(p) = c.penetration;
@@ -74,7 +95,9 @@ py::dict pairs_dict(std::span<const plucker::ContactPair> pairs) {
     active.mutable_at(p) = c.active;
     shape.mutable_at(p) = c.shape;
     ground.mutable_at(p) = c.half_space;
+    slot.mutable_at(p) = c.slot;
     for (py::ssize_t k = 0; k < 3; ++k) {
+      normal.mutable_at(p, k) = c.normal[k];
       point.mutable_at(p, k) = c.point[k];
       force.mutable_at(p, k) = c.force[k];
       slip.mutable_at(p, k) = c.slip_velocity[k];
@@ -90,6 +113,8 @@ py::dict pairs_dict(std::span<const plucker::ContactPair> pairs) {
   d["slip_velocity"] = slip;
   d["shape"] = shape;
   d["ground"] = ground;
+  d["slot"] = slot;
+  d["normal"] = normal;
   return d;
 }
 
@@ -128,12 +153,8 @@ void bind_contact(py::module_& mod) {
         plucker::HalfSpace h;
         h.normal = vec3_arg(normal, "normal");
         h.offset = offset;
-        h.normal_force = normal_model(contact, stiffness, damping, exponent, restitution);
-        h.friction.dynamic_coefficient = friction;
-        h.friction.static_coefficient =
-            static_friction.is_none() ? friction : real_arg(static_friction, "static_friction");
-        h.friction.stribeck_velocity = stribeck_velocity;
-        h.friction.regularization = regularization;
+        set_models(h, contact, stiffness, damping, exponent, friction, static_friction, stribeck_velocity,
+                   regularization, restitution);
         return s.mutable_sim("add_ground").add_ground(h);
       },
       py::arg("normal") = py::make_tuple(0.0, 0.0, 1.0), py::arg("offset") = 0.0, py::arg("contact") = "hunt_crossley",
@@ -167,6 +188,85 @@ void bind_contact(py::module_& mod) {
       },
       py::arg("frame"), py::arg("position") = py::make_tuple(0.0, 0.0, 0.0),
       "A contact point (a sphere of radius 0) on a body or frame; returns the shape index.");
+  cls.def(
+      "add_capsule",
+      [](PySimulator& s, const std::string& frame, double radius, double length, ArrayLike center,
+         py::object rotation) {
+        return s.mutable_sim("add_capsule")
+            .add_capsule(frame, vec3_arg(center, "center"), rotation_or_identity(rotation), radius, length);
+      },
+      py::arg("frame"), py::arg("radius"), py::arg("length"), py::arg("center") = py::make_tuple(0.0, 0.0, 0.0),
+      py::arg("rotation") = py::none(),
+      "A contact capsule on a body or frame: the segment of `length` (between the end spheres' centres)\n"
+      "along the z axis of `rotation` (3 x 3, the capsule's axes in the frame's coordinates; None: identity),\n"
+      "centred at `center`, swept by a sphere of `radius`. Returns the shape index.");
+  cls.def(
+      "add_box",
+      [](PySimulator& s, const std::string& frame, ArrayLike half_extents, ArrayLike center, py::object rotation) {
+        return s.mutable_sim("add_box").add_box(frame, vec3_arg(center, "center"), rotation_or_identity(rotation),
+                                                vec3_arg(half_extents, "half_extents"));
+      },
+      py::arg("frame"), py::arg("half_extents"), py::arg("center") = py::make_tuple(0.0, 0.0, 0.0),
+      py::arg("rotation") = py::none(),
+      "A contact box on a body or frame: half extents (> 0) along the axes `rotation` (3 x 3, in the frame's\n"
+      "coordinates; None: identity), centred at `center`. Against a half-space its 8 corners are contacts\n"
+      "(a face resting on the ground carries its load on 4); against a fixed sphere its point closest to the\n"
+      "sphere's centre; against a fixed box it is refused. Returns the shape index.");
+  cls.def(
+      "add_obstacle_sphere",
+      [](PySimulator& s, ArrayLike center, double radius, const std::string& contact, double stiffness,
+         py::object damping, double exponent, double friction, py::object static_friction, double stribeck_velocity,
+         double regularization, double restitution) {
+        plucker::Obstacle o;
+        o.kind = plucker::ObstacleKind::Sphere;
+        o.center = vec3_arg(center, "center");
+        o.radius = radius;
+        set_models(o, contact, stiffness, damping, exponent, friction, static_friction, stribeck_velocity,
+                   regularization, restitution);
+        return s.mutable_sim("add_obstacle_sphere").add_obstacle(o);
+      },
+      py::arg("center"), py::arg("radius"), py::arg("contact") = "hunt_crossley", py::arg("stiffness") = 1e5,
+      py::arg("damping") = py::none(), py::arg("exponent") = 1.5, py::arg("friction") = 0.8,
+      py::arg("static_friction") = py::none(), py::arg("stribeck_velocity") = 0.1, py::arg("regularization") = 0.01,
+      py::arg("restitution") = 0.0,
+      "A fixed sphere of the environment (world centre, radius > 0); returns its obstacle index\n"
+      "(numbered with the grounds). " PLUCKER_OBSTACLE_MODELS_DOC);
+  cls.def(
+      "add_obstacle_box",
+      [](PySimulator& s, ArrayLike center, ArrayLike half_extents, py::object rotation, const std::string& contact,
+         double stiffness, py::object damping, double exponent, double friction, py::object static_friction,
+         double stribeck_velocity, double regularization, double restitution) {
+        plucker::Obstacle o;
+        o.kind = plucker::ObstacleKind::Box;
+        o.center = vec3_arg(center, "center");
+        o.half_extents = vec3_arg(half_extents, "half_extents");
+        o.rotation = rotation_or_identity(rotation);
+        set_models(o, contact, stiffness, damping, exponent, friction, static_friction, stribeck_velocity,
+                   regularization, restitution);
+        return s.mutable_sim("add_obstacle_box").add_obstacle(o);
+      },
+      py::arg("center"), py::arg("half_extents"), py::arg("rotation") = py::none(),
+      py::arg("contact") = "hunt_crossley", py::arg("stiffness") = 1e5, py::arg("damping") = py::none(),
+      py::arg("exponent") = 1.5, py::arg("friction") = 0.8, py::arg("static_friction") = py::none(),
+      py::arg("stribeck_velocity") = 0.1, py::arg("regularization") = 0.01, py::arg("restitution") = 0.0,
+      "A fixed box of the environment (world centre, half extents > 0, rotation: its axes in world\n"
+      "coordinates, None: identity); returns its obstacle index (numbered with the grounds).\n"
+      "Body boxes against it are refused. " PLUCKER_OBSTACLE_MODELS_DOC);
+  cls.def(
+      "add_collision_geometry_from_urdf",
+      [](PySimulator& s, PathLike path, int cylinder_points) {
+        const py::object fspath = py::module_::import("os").attr("fspath")(path);
+        if (!py::isinstance<py::str>(fspath))
+          value_error("add_collision_geometry_from_urdf: path must be a str or os.PathLike of str");
+        const std::string p = py::str(fspath);
+        return s.mutable_sim("add_collision_geometry_from_urdf").add_collision_geometry_from_urdf(p, cylinder_points);
+      },
+      py::arg("path"), py::arg("cylinder_points") = 8,
+      "Shapes for every <collision> sphere, box and cylinder of the URDF file (pose: the collision origin\n"
+      "in the link frame; merged links' shapes go on their frames; meshes are skipped). A cylinder becomes\n"
+      "two rims of cylinder_points points: exact for a cylinder standing on an end face or resting on a rim\n"
+      "against a plane; rolling on its side it rises and falls by r (1 - cos(pi / cylinder_points)). The\n"
+      "links must be bodies or frames of the simulator's model. Returns how many shapes were added.");
   cls.def(
       "add_collision_spheres_from_urdf",
       [](PySimulator& s, PathLike path) {
@@ -229,8 +329,9 @@ void bind_contact(py::module_& mod) {
       },
       py::arg("q0"), py::arg("v0"), py::arg("TAU"), py::arg("diagnostics") = false,
       "T steps from (q0, v0) under TAU (T, nv), in C++ without the GIL -> Q (T+1, nq), V (T+1, nv),\n"
-      "F (T, P, 3): F[t, p] is the world force on the body of contact pair p (pair p = shape *\n"
-      "num_grounds + ground) at the start of step t. diagnostics=True adds a dict with, per state\n"
+      "F (T, P, 3): F[t, p] is the world force on the body of contact pair p (pairs: every contact slot of\n"
+      "every shape against every ground or obstacle, shape-major; with spheres only p = shape * num_grounds +\n"
+      "ground) at the start of step t. diagnostics=True adds a dict with, per state\n"
       "(T+1 rows): 'penetration' (T+1, P), 'active' (T+1, P), 'kinetic', 'potential', 'elastic' and\n"
       "'energy' (their sum).");
   cls.def(
@@ -242,7 +343,8 @@ void bind_contact(py::module_& mod) {
       },
       py::arg("q"), py::arg("v"),
       "The contact pairs at (q, v) as a dict of arrays over pairs: penetration, penetration_rate,\n"
-      "active, normal_force, force (P, 3), point (P, 3), slip_velocity (P, 3), shape, ground.");
+      "active, normal_force, force (P, 3), point (P, 3), slip_velocity (P, 3), normal (P, 3: the unit\n"
+      "direction of the normal force on the body), shape, ground (the ground or obstacle index), slot.");
   cls.def(
       "last_contacts", [](const PySimulator& s) { return pairs_dict(s.sim.last_contacts()); },
       "The pairs at the start of the last step (same dict as contacts()), with the forces that step\n"
@@ -307,10 +409,11 @@ void bind_contact(py::module_& mod) {
   cls.def(
       "set_rigid_options",
       [](PySimulator& s, py::object contact_tolerance, py::object restitution_velocity, py::object position_correction,
-         py::object pgs_tolerance, py::object pgs_max_iterations, py::object max_pivots) {
+         py::object pgs_tolerance, py::object pgs_max_iterations, py::object max_pivots, py::object contact_margin) {
         plucker::RigidContactOptions& o = s.mutable_sim("set_rigid_options").rigid_options();
         plucker::RigidContactOptions n = o;
         if (!contact_tolerance.is_none()) n.contact_tolerance = real_arg(contact_tolerance, "contact_tolerance");
+        if (!contact_margin.is_none()) n.contact_margin = real_arg(contact_margin, "contact_margin");
         if (!restitution_velocity.is_none())
           n.restitution_velocity = real_arg(restitution_velocity, "restitution_velocity");
         if (!position_correction.is_none()) n.position_correction = position_correction.cast<bool>();
@@ -319,6 +422,8 @@ void bind_contact(py::module_& mod) {
         if (!max_pivots.is_none()) n.max_pivots = max_pivots.cast<int>();
         if (!(std::isfinite(n.contact_tolerance) && n.contact_tolerance >= 0.0))
           value_error("contact_tolerance must be finite and >= 0");
+        if (!(std::isfinite(n.contact_margin) && n.contact_margin >= 0.0))
+          value_error("contact_margin must be finite and >= 0");
         if (!(std::isfinite(n.restitution_velocity) && n.restitution_velocity >= 0.0))
           value_error("restitution_velocity must be finite and >= 0");
         if (!(std::isfinite(n.pgs.tolerance) && n.pgs.tolerance > 0.0)) value_error("pgs_tolerance must be > 0");
@@ -328,11 +433,14 @@ void bind_contact(py::module_& mod) {
       py::arg("contact_tolerance") = py::none(), py::arg("restitution_velocity") = py::none(),
       py::arg("position_correction") = py::none(), py::arg("pgs_tolerance") = py::none(),
       py::arg("pgs_max_iterations") = py::none(), py::arg("max_pivots") = py::none(),
+      py::arg("contact_margin") = py::none(),
       "Options of rigid contact (None keeps the current value): contact_tolerance (m, default 1e-6: a pair\n"
       "is active when its gap at the step's midpoint is <= it), restitution_velocity (m/s, default 1e-3: no\n"
       "restitution below max(it, 2 |g| dt)), position_correction (default True: the mass-metric projection\n"
       "of the step's predicted penetrations), pgs_tolerance (1e-12) and pgs_max_iterations (500) of the\n"
-      "friction solve, max_pivots of Lemke's method (0: 10 (n + 1)).");
+      "friction solve, max_pivots of Lemke's method (0: 10 (n + 1)), contact_margin (m, default 1e-3: pairs\n"
+      "within it of touching join the problem with the condition v_n+ >= -gap / dt, so that neither the\n"
+      "impulses nor the position correction push them into the ground; 0: off).");
   cls.def(
       "rigid_report",
       [](const PySimulator& s) {
@@ -353,16 +461,20 @@ void bind_contact(py::module_& mod) {
       "the largest violation of the velocity LCP's conditions).");
   cls.def_property_readonly(
       "num_pairs", [](const PySimulator& s) { return s.sim.scene().num_pairs(); },
-      "Contact pairs: every shape against every ground.");
+      "Contact pairs: every contact slot of every shape against every ground or obstacle (a sphere 1, a\n"
+      "capsule 2 against a ground or fixed box and 1 against a fixed sphere, a box 8 against a ground and\n"
+      "1 against a fixed sphere).");
   cls.def_property_readonly(
       "shapes",
       [](const PySimulator& s) {
         py::list out;
         for (const plucker::ContactShape& c : s.sim.scene().shapes())
-          out.append(py::make_tuple(to_str(c.name), c.body, vec_out(c.center), c.radius));
+          out.append(py::make_tuple(to_str(c.name), c.body, vec_out(c.center), c.radius,
+                                    std::string(plucker::to_string(c.kind))));
         return out;
       },
-      "(name, body, center in body coordinates, radius) of each shape.");
+      "(name, body, center in body coordinates, radius, kind) of each shape; kind 'sphere', 'capsule' or\n"
+      "'box'.");
 
   mod.def(
       "rollout_batch",

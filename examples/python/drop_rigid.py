@@ -9,10 +9,15 @@ penetration away. Both robots are held by a joint-space PD controller plus gravi
     tau = Kp (q_des - q) - Kd v + g(q)    (joint rows; the base is unactuated),
   * solo12: a foot point at each FOOT frame (the contact sphere's centre, radius 0.02 m), standing
     pose HFE +-0.8, KFE -+1.6 rad, base dropped from 0.3 m, Kp = 6 N m/rad, Kd = 0.2 N m s/rad;
-  * talos_full: four points at the corners of each sole (left_sole_link / right_sole_link, +-0.1 m
-    by +-0.065 m: a rectangle approximating the sole), straight legs, soles 5 cm above the ground;
+  * talos_full: a box on each sole (left_sole_link / right_sole_link, 0.2 m by 0.13 m by 1 cm, its
+    bottom face the sole plane: its 8 corners are contacts, the 4 bottom ones touch), straight legs,
+    soles 5 cm above the ground;
     gains per joint from the diagonal of M at the start, Kp = w^2 M_ii, Kd = 2 w M_ii (w = 20 rad/s; 40 rad/s is unstable at 1 ms),
-    so the light finger and wrist joints stay stable at the explicit step.
+    so the light finger and wrist joints stay stable at the explicit step. From the first contact on,
+    the leg joints get Kp >= 2000 N m/rad, Kd >= 20 N m s/rad: M_ii of an ankle is the foot's inertia
+    (0.01 kg m^2), so w^2 M_ii = 4 N m/rad, far below the m g l ~ 800 N m/rad that keeps the body
+    from toppling over its ankles (it did, within 2 s); Kd is capped by the explicit step's stability
+    for the foot, Kd dt / M_ii < 2.
 Writes drop_rigid.png (base heights, vertical contact force over weight, foot slip) and
 drop_rigid.json.
 
@@ -40,13 +45,16 @@ def default_models():
     return os.path.join(shared, "models")
 
 
-def run_robot(name, model, sim, q0, q_des, kp, kd, iq, iv, steps, dt, feet_frames, n_points):
+def run_robot(name, model, sim, q0, q_des, kp, kd, iq, iv, steps, dt, feet_frames, n_points, stance=None):
+    """stance: None, or the gains (kp, kd) used from the first contact on."""
     q, v = q0.copy(), np.zeros(model.nv)
     heights, fz, active, joint_speed, feet = [q[2]], [], [], [], []
     t0 = time.perf_counter()
     for _ in range(steps):
         tau = np.zeros(model.nv)
         g = plucker.gravity_torques(model, q)
+        if stance is not None and any(active):
+            kp, kd = stance
         tau[iv] = kp * (q_des[iq] - q[iq]) - kd * v[iv] + g[iv]
         q, v = sim.step(q, v, tau)
         rep = sim.rigid_report()
@@ -71,6 +79,7 @@ def run_robot(name, model, sim, q0, q_des, kp, kd, iq, iv, steps, dt, feet_frame
         "height_range_last_0.2s": float(np.ptp(heights[tail])),
         "max_joint_speed_last_0.2s": float(np.max(np.array(joint_speed)[tail])),
         "final_active": int(active[-1]),
+        "final_loaded_points": int(np.count_nonzero(sim.last_contacts()["normal_force"] > 1e-6)),
         "contact_points": n_points,
         "final_vertical_force_over_weight": float(fz[-1] / weight),
         "mean_vertical_force_over_weight_last_0.2s": float(np.mean(fz[tail]) / weight),
@@ -120,11 +129,12 @@ def main(argv=None):
         kp, kd = w * w * Mdiag, 2 * w * Mdiag
         sim = plucker.Simulator(model, dt=args.dt)
         sim.add_ground(contact="rigid", friction=0.8, restitution=0.0)
-        for sole in soles:
-            for x in (-0.1, 0.1):
-                for y in (-0.065, 0.065):
-                    sim.add_point(sole, (x, y, 0.0))
-        s, h, f, _ = run_robot("talos_full", model, sim, q0, q_des, kp, kd, iq, iv, steps, args.dt, soles, 8)
+        for sole in soles:  # a 1 cm slab whose bottom face is the sole: 4 bottom corners touch
+            sim.add_box(sole, half_extents=(0.1, 0.065, 0.005), center=(0.0, 0.0, 0.005))
+        # Stance: the leg joints stiffened to hold the body above the ankles (see the docstring).
+        leg = np.array([n.startswith("leg_") for n in joints])
+        stance = (np.where(leg, np.maximum(kp, 2000.0), kp), np.where(leg, np.maximum(kd, 20.0), kd))
+        s, h, f, _ = run_robot("talos_full", model, sim, q0, q_des, kp, kd, iq, iv, steps, args.dt, soles, 16, stance)
         results["talos_full"], curves["talos_full"] = s, (h, f)
 
     if not results:

@@ -1,7 +1,9 @@
-// Compliant contact: normal-force laws, regularised Coulomb friction, the sphere / half-space
-// narrow phase and the contact forces as external forces (docs/contact.md).
+// Compliant contact: normal-force laws, regularised Coulomb friction, the narrow phase of spheres,
+// capsules and boxes against half-spaces, fixed spheres and fixed boxes, and the contact forces as
+// external forces (docs/contact.md).
 #include "plucker/contact/contact.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -241,7 +243,7 @@ ContactForceDerivatives contact_force_derivatives(const HalfSpace& half_space, c
   }
   // f_t = -f_n g(s) u_t, g(s) = mu(s) / sqrt(s^2 + eps^2), u_t = P u, P = 1 - n n^T.
   const FrictionModel& f = half_space.friction;
-  const Vec3& n = half_space.normal;
+  const Vec3& n = pair.normal;
   const Vec3& ut = pair.slip_velocity;
   const double s2 = ut.squaredNorm(), s = std::sqrt(s2), eps2 = f.regularization * f.regularization;
   const double root = std::sqrt(s2 + eps2), mu = friction_coefficient(f, s), g = mu / root;
@@ -259,40 +261,286 @@ ContactForceDerivatives contact_force_derivatives(const HalfSpace& half_space, c
   return d;
 }
 
+// ------------------------------------------------------------------ geometry
+std::string_view to_string(ObstacleKind kind) {
+  switch (kind) {
+    case ObstacleKind::HalfSpace:
+      return "half-space";
+    case ObstacleKind::Sphere:
+      return "sphere";
+    case ObstacleKind::Box:
+      return "box";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(ShapeKind kind) {
+  switch (kind) {
+    case ShapeKind::Sphere:
+      return "sphere";
+    case ShapeKind::Capsule:
+      return "capsule";
+    case ShapeKind::Box:
+      return "box";
+  }
+  return "unknown";
+}
+
+namespace {
+/// Signed distance of the point (box coordinates) pl to the box of half extents e, with the
+/// outward normal in box coordinates.
+double box_distance(const Vec3& e, const Vec3& pl, Vec3& n_local) {
+  const Vec3 clamped = pl.cwiseMax(-e).cwiseMin(e);
+  const Vec3 d = pl - clamped;
+  const double dist = d.norm();
+  if (dist > 0.0) {
+    n_local = d / dist;
+    return dist;
+  }
+  // Inside (or on the surface): the nearest face.
+  Eigen::Index i = 0;
+  (e - pl.cwiseAbs()).minCoeff(&i);
+  n_local = Vec3::Zero();
+  n_local[i] = pl[i] >= 0.0 ? 1.0 : -1.0;
+  return -(e[i] - std::abs(pl[i]));
+}
+
+/// The parameter t in [lo, hi] minimising the convex f(t) + tie * |t - t_tie| (golden section).
+template <class F>
+double golden_minimum(F f, double lo, double hi, double t_tie, double tie) {
+  auto g = [&](double t) { return f(t) + tie * std::abs(t - t_tie); };
+  const double r = 0.5 * (std::sqrt(5.0) - 1.0);
+  double a = lo, b = hi, c = b - r * (b - a), d = a + r * (b - a), gc = g(c), gd = g(d);
+  for (int it = 0; it < 80 && b - a > 1e-13; ++it) {
+    if (gc <= gd) {
+      b = d;
+      d = c;
+      gd = gc;
+      c = b - r * (b - a);
+      gc = g(c);
+    } else {
+      a = c;
+      c = d;
+      gc = gd;
+      d = a + r * (b - a);
+      gd = g(d);
+    }
+  }
+  // The ends are candidates too (the minimum of a convex function on a closed interval).
+  double t = 0.5 * (a + b), best = g(t);
+  for (const double end : {lo, hi})
+    if (const double ge = g(end); ge <= best) {
+      best = ge;
+      t = end;
+    }
+  return t;
+}
+
+/// One contact slot in world coordinates: the body point p, the normal n (force direction on the
+/// body) and the penetration x.
+struct SlotGeometry {
+  Vec3 p = Vec3::Zero(), n = Vec3::UnitZ();
+  double x = 0.0;
+};
+
+/// A sphere (centre c, radius r) against an obstacle.
+SlotGeometry sphere_slot(const Obstacle& o, const Vec3& c, double r) {
+  SlotGeometry s;
+  const double d = signed_distance(o, c, s.n);
+  s.x = r - d;
+  s.p = c - r * s.n;
+  return s;
+}
+
+/// Slot `slot` of a shape (world pose: centre c, axes R) against an obstacle.
+SlotGeometry shape_slot(const ContactShape& shape, const Vec3& c, const Mat3& R, const Obstacle& o, int slot) {
+  switch (shape.kind) {
+    case ShapeKind::Sphere:
+      return sphere_slot(o, c, shape.radius);
+    case ShapeKind::Capsule: {
+      const Vec3 a = c - shape.half_length * R.col(2), b = c + shape.half_length * R.col(2);
+      if (o.kind == ObstacleKind::HalfSpace) return sphere_slot(o, slot == 0 ? a : b, shape.radius);
+      const Vec3 ab = b - a;
+      if (o.kind == ObstacleKind::Sphere) {
+        const double L2 = ab.squaredNorm();
+        const double t = L2 > 0.0 ? std::clamp((o.center - a).dot(ab) / L2, 0.0, 1.0) : 0.0;
+        return sphere_slot(o, a + t * ab, shape.radius);
+      }
+      // Box: the deepest point of each half, ties towards the outer end (a flat capsule rests on its ends).
+      Vec3 n;
+      auto dist = [&](double t) { return signed_distance(o, a + t * ab, n); };
+      const double tie = 1e-9;
+      const double t = slot == 0 ? golden_minimum(dist, 0.0, 0.5, 0.0, tie) : golden_minimum(dist, 0.5, 1.0, 1.0, tie);
+      return sphere_slot(o, a + t * ab, shape.radius);
+    }
+    case ShapeKind::Box: {
+      const Vec3& e = shape.half_extents;
+      if (o.kind == ObstacleKind::HalfSpace) {
+        const Vec3 s((slot & 1) ? 1.0 : -1.0, (slot & 2) ? 1.0 : -1.0, (slot & 4) ? 1.0 : -1.0);
+        return sphere_slot(o, c + R * s.cwiseProduct(e), 0.0);
+      }
+      // Fixed sphere (centre C, radius rho): the box point closest to C; the force pushes the box
+      // away from the sphere (minus the box's outward normal there).
+      SlotGeometry g;
+      Vec3 n_local;
+      const Vec3 pl = R.transpose() * (o.center - c);
+      const double d = box_distance(e, pl, n_local);
+      const Vec3 nb = R * n_local;
+      g.n = -nb;
+      g.x = o.radius - d;
+      g.p = o.center - d * nb;
+      return g;
+    }
+  }
+  return {};
+}
+
+void check_rotation(const Mat3& R, const char* fn, const std::string& name) {
+  require(R.allFinite() && (R.transpose() * R - Mat3::Identity()).cwiseAbs().maxCoeff() < 1e-9 && R.determinant() > 0.0,
+          fn, "rotation must be a rotation matrix (orthonormal, det +1) (frame '" + text::printable(name) + "')");
+}
+}  // namespace
+
+double signed_distance(const Obstacle& o, const Vec3& y, Vec3& n) {
+  switch (o.kind) {
+    case ObstacleKind::HalfSpace:
+      n = o.normal;
+      return o.normal.dot(y) - o.offset;
+    case ObstacleKind::Sphere: {
+      const Vec3 d = y - o.center;
+      const double dist = d.norm();
+      n = dist > 0.0 ? Vec3(d / dist) : Vec3::UnitZ();
+      return dist - o.radius;
+    }
+    case ObstacleKind::Box: {
+      Vec3 n_local;
+      const double d = box_distance(o.half_extents, o.rotation.transpose() * (y - o.center), n_local);
+      n = o.rotation * n_local;
+      return d;
+    }
+  }
+  n = Vec3::UnitZ();
+  return 0.0;
+}
+
+int contact_slots(ShapeKind shape, ObstacleKind obstacle) {
+  switch (shape) {
+    case ShapeKind::Sphere:
+      return 1;
+    case ShapeKind::Capsule:
+      return obstacle == ObstacleKind::Sphere ? 1 : 2;
+    case ShapeKind::Box:
+      if (obstacle == ObstacleKind::Box)
+        throw InvalidArgument(
+            "contact between a body box and a fixed box is not supported (narrow phase: spheres, capsules and "
+            "boxes against half-spaces, fixed spheres and fixed boxes, except box against box); model the body "
+            "box by spheres or points, or the fixed box by half-spaces");
+      return obstacle == ObstacleKind::HalfSpace ? 8 : 1;
+  }
+  return 1;
+}
+
 // ------------------------------------------------------------------ scene
-int ContactScene::add_sphere(const Model& model, const std::string& name, const Vec3& center, double radius) {
-  require(std::isfinite(radius) && radius >= 0.0, "add_sphere",
-          "radius must be finite and >= 0, got " + number(radius) + " (frame '" + text::printable(name) + "')");
-  require(center.allFinite(), "add_sphere", "the centre is not finite (frame '" + text::printable(name) + "')");
-  ContactShape shape;
+int ContactScene::add_shape(const Model& model, const std::string& name, ContactShape shape, const char* fn) {
+  const std::string where = " (frame '" + text::printable(name) + "')";
+  require(std::isfinite(shape.radius) && shape.radius >= 0.0, fn,
+          "radius must be finite and >= 0, got " + number(shape.radius) + where);
+  require(shape.center.allFinite(), fn, "the centre is not finite" + where);
+  if (shape.kind == ShapeKind::Box) {
+    require(shape.half_extents.allFinite() && shape.half_extents.minCoeff() > 0.0, fn,
+            "half_extents must be finite and > 0, got (" + number(shape.half_extents[0]) + ", " +
+                number(shape.half_extents[1]) + ", " + number(shape.half_extents[2]) + ")" + where);
+    for (const Obstacle& o : half_spaces_) contact_slots(shape.kind, o.kind);  // refuses box / box
+  }
+  if (shape.kind == ShapeKind::Capsule)
+    require(std::isfinite(shape.half_length) && shape.half_length >= 0.0, fn,
+            "length must be finite and >= 0, got " + number(2.0 * shape.half_length) + where);
+  if (shape.kind != ShapeKind::Sphere) check_rotation(shape.rotation, fn, name);
   shape.name = name;
-  shape.radius = radius;
   if (model.has_body(name)) {
     shape.body = model.body_index(name);
-    shape.center = center;
   } else if (model.has_frame(name)) {
     const Frame& frame = model.frames()[static_cast<std::size_t>(model.frame_index(name))];
     shape.body = frame.body;
     // frame_X_body: E rotates body coordinates into frame coordinates, r = frame origin in body.
-    shape.center = frame.X_body.r + frame.X_body.E.transpose() * center;
+    shape.center = frame.X_body.r + frame.X_body.E.transpose() * shape.center;
+    shape.rotation = frame.X_body.E.transpose() * shape.rotation;
   } else {
-    throw InvalidArgument("add_sphere: no body or frame named '" + text::printable(name) + "' in model '" +
+    throw InvalidArgument(std::string(fn) + ": no body or frame named '" + text::printable(name) + "' in model '" +
                           text::printable(model.name()) + "'");
   }
   max_body_ = std::max(max_body_, shape.body);
   shapes_.push_back(std::move(shape));
+  rebuild_layout();
   return static_cast<int>(shapes_.size()) - 1;
 }
 
-int ContactScene::add_half_space(const HalfSpace& h) {
-  require(h.normal.allFinite() && h.normal.norm() > 1e-12, "add_ground", "the normal must be finite and nonzero");
-  require(std::isfinite(h.offset), "add_ground", "the offset must be finite, got " + number(h.offset));
-  check_normal_force_model(h.normal_force, "add_ground");
-  check_friction_model(h.friction, "add_ground");
-  HalfSpace g = h;
-  g.normal.normalize();
+int ContactScene::add_sphere(const Model& model, const std::string& name, const Vec3& center, double radius) {
+  ContactShape shape;
+  shape.center = center;
+  shape.radius = radius;
+  return add_shape(model, name, std::move(shape), "add_sphere");
+}
+
+int ContactScene::add_capsule(const Model& model, const std::string& name, const Vec3& center, const Mat3& rotation,
+                              double radius, double length) {
+  ContactShape shape;
+  shape.kind = ShapeKind::Capsule;
+  shape.center = center;
+  shape.rotation = rotation;
+  shape.radius = radius;
+  shape.half_length = 0.5 * length;
+  return add_shape(model, name, std::move(shape), "add_capsule");
+}
+
+int ContactScene::add_box(const Model& model, const std::string& name, const Vec3& center, const Mat3& rotation,
+                          const Vec3& half_extents) {
+  ContactShape shape;
+  shape.kind = ShapeKind::Box;
+  shape.center = center;
+  shape.rotation = rotation;
+  shape.half_extents = half_extents;
+  return add_shape(model, name, std::move(shape), "add_box");
+}
+
+int ContactScene::add_obstacle(const Obstacle& h) {
+  const char* fn = h.kind == ObstacleKind::HalfSpace ? "add_ground"
+                   : h.kind == ObstacleKind::Sphere  ? "add_obstacle_sphere"
+                                                     : "add_obstacle_box";
+  Obstacle g = h;
+  switch (h.kind) {
+    case ObstacleKind::HalfSpace:
+      require(h.normal.allFinite() && h.normal.norm() > 1e-12, fn, "the normal must be finite and nonzero");
+      require(std::isfinite(h.offset), fn, "the offset must be finite, got " + number(h.offset));
+      g.normal.normalize();
+      break;
+    case ObstacleKind::Sphere:
+      require(h.center.allFinite(), fn, "the centre is not finite");
+      require(std::isfinite(h.radius) && h.radius > 0.0, fn, "radius must be finite and > 0, got " + number(h.radius));
+      break;
+    case ObstacleKind::Box:
+      require(h.center.allFinite(), fn, "the centre is not finite");
+      require(h.half_extents.allFinite() && h.half_extents.minCoeff() > 0.0, fn,
+              "half_extents must be finite and > 0, got (" + number(h.half_extents[0]) + ", " +
+                  number(h.half_extents[1]) + ", " + number(h.half_extents[2]) + ")");
+      check_rotation(h.rotation, fn, "world");
+      for (const ContactShape& s : shapes_) contact_slots(s.kind, h.kind);  // refuses box / box
+      break;
+  }
+  check_normal_force_model(h.normal_force, fn);
+  check_friction_model(h.friction, fn);
   half_spaces_.push_back(g);
+  rebuild_layout();
   return static_cast<int>(half_spaces_.size()) - 1;
+}
+
+void ContactScene::rebuild_layout() {
+  layout_.clear();
+  for (std::size_t s = 0; s < shapes_.size(); ++s)
+    for (std::size_t o = 0; o < half_spaces_.size(); ++o) {
+      const int n = contact_slots(shapes_[s].kind, half_spaces_[o].kind);
+      for (int k = 0; k < n; ++k) layout_.push_back({static_cast<int>(s), static_cast<int>(o), k});
+    }
 }
 
 // ------------------------------------------------------------------ forces
@@ -308,39 +556,42 @@ std::span<const Force> contact_forces(const Model& model, Data& data, const Cont
   const std::size_t np = static_cast<std::size_t>(scene.num_pairs());
   if (ws.pairs.size() < np) ws.pairs.resize(np);
   ws.num_pairs = np;
-  const int nh = scene.num_half_spaces();
   const auto& shapes = scene.shapes();
-  for (std::size_t s = 0; s < shapes.size(); ++s) {
-    const ContactShape& shape = shapes[s];
+  const auto& layout = scene.pair_layout();
+  for (std::size_t i = 0; i < np; ++i) {
+    const ContactScene::PairIndex& ix = layout[i];
+    const ContactShape& shape = shapes[static_cast<std::size_t>(ix.shape)];
+    const Obstacle& ground = scene.obstacles()[static_cast<std::size_t>(ix.obstacle)];
     const Transform& X = data.X_base[static_cast<std::size_t>(shape.body)];  // world -> body
     const Motion& vb = data.v[static_cast<std::size_t>(shape.body)];         // body coordinates
     const Vec3 c_world = X.r + X.E.transpose() * shape.center;
-    for (int h = 0; h < nh; ++h) {
-      const HalfSpace& ground = scene.half_spaces()[static_cast<std::size_t>(h)];
-      ContactPair& pair = ws.pairs[s * static_cast<std::size_t>(nh) + static_cast<std::size_t>(h)];
-      pair.shape = static_cast<int>(s);
-      pair.half_space = h;
-      const Vec3& n = ground.normal;
-      pair.penetration = shape.radius - (n.dot(c_world) - ground.offset);
-      pair.point = c_world - shape.radius * n;
-      // Velocity of the body-fixed point at the contact point.
-      const Vec3 p_body = shape.center - shape.radius * (X.E * n);
-      const Vec3 v_world = X.E.transpose() * (vb.linear + vb.angular.cross(p_body));
-      pair.penetration_rate = -n.dot(v_world);
-      pair.slip_velocity = v_world + pair.penetration_rate * n;
-      pair.active = pair.penetration > 0.0;
-      if (!(pair.penetration >= 0.0)) {
-        pair.normal_force = 0.0;
-        pair.force.setZero();
-        continue;
-      }
-      pair.normal_force = normal_force(ground.normal_force, pair.penetration, pair.penetration_rate);
-      pair.force = pair.normal_force * n + friction_force(ground.friction, pair.normal_force, pair.slip_velocity);
-      // [moment about the world origin; force], world coordinates.
-      Force& f = ws.f_ext[static_cast<std::size_t>(shape.body)];
-      f.angular += pair.point.cross(pair.force);
-      f.linear += pair.force;
+    const Mat3 R_world = X.E.transpose() * shape.rotation;
+    const SlotGeometry g = shape_slot(shape, c_world, R_world, ground, ix.slot);
+    ContactPair& pair = ws.pairs[i];
+    pair.shape = ix.shape;
+    pair.half_space = ix.obstacle;
+    pair.slot = ix.slot;
+    const Vec3& n = g.n;
+    pair.normal = n;
+    pair.penetration = g.x;
+    pair.point = g.p;
+    // Velocity of the body-fixed point at the contact point.
+    const Vec3 p_body = X.E * (g.p - X.r);
+    const Vec3 v_world = X.E.transpose() * (vb.linear + vb.angular.cross(p_body));
+    pair.penetration_rate = -n.dot(v_world);
+    pair.slip_velocity = v_world + pair.penetration_rate * n;
+    pair.active = pair.penetration > 0.0;
+    if (!(pair.penetration >= 0.0)) {
+      pair.normal_force = 0.0;
+      pair.force.setZero();
+      continue;
     }
+    pair.normal_force = normal_force(ground.normal_force, pair.penetration, pair.penetration_rate);
+    pair.force = pair.normal_force * n + friction_force(ground.friction, pair.normal_force, pair.slip_velocity);
+    // [moment about the world origin; force], world coordinates.
+    Force& f = ws.f_ext[static_cast<std::size_t>(shape.body)];
+    f.angular += pair.point.cross(pair.force);
+    f.linear += pair.force;
   }
   return {ws.f_ext.data(), ws.f_ext.size()};
 }

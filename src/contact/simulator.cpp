@@ -81,6 +81,54 @@ int Simulator::add_collision_spheres_from_urdf(const std::string& path) {
   return static_cast<int>(spheres.size());
 }
 
+int Simulator::add_collision_geometry_from_urdf(const std::string& path, int cylinder_points) {
+  if (cylinder_points < 3 || cylinder_points > 64)
+    throw InvalidArgument("add_collision_geometry_from_urdf: cylinder_points must be in [3, 64], got " +
+                          std::to_string(cylinder_points));
+  std::vector<UrdfCollisionGeometry> geometry;
+  UrdfOptions options;
+  options.root = model_.has_floating_base() ? RootJoint::FreeFlyer : RootJoint::Fixed;
+  options.on_warning = [](const std::string&) {};  // the model's own load reported them
+  options.collision_geometry = &geometry;
+  load_urdf(path, options);
+  for (const UrdfCollisionGeometry& g : geometry) {
+    if (!model_.has_body(g.link) && !model_.has_frame(g.link))
+      throw InvalidArgument("add_collision_geometry_from_urdf: " + path + " line " + std::to_string(g.line) +
+                            ": link '" + text::printable(g.link) + "' is not a body or frame of model '" +
+                            text::printable(model_.name()) + "'");
+    if (g.kind == UrdfCollisionGeometry::Kind::Box)
+      for (const Obstacle& o : scene_.obstacles()) contact_slots(ShapeKind::Box, o.kind);
+  }
+  // Everything checked: add (a scene is never left half-loaded).
+  int added = 0;
+  for (const UrdfCollisionGeometry& g : geometry) {
+    switch (g.kind) {
+      case UrdfCollisionGeometry::Kind::Sphere:
+        scene_.add_sphere(model_, g.link, g.position, g.radius);
+        ++added;
+        break;
+      case UrdfCollisionGeometry::Kind::Box:
+        if (g.size.minCoeff() > 0.0) {
+          scene_.add_box(model_, g.link, g.position, g.rotation, 0.5 * g.size);
+          ++added;
+        }
+        break;
+      case UrdfCollisionGeometry::Kind::Cylinder:
+        // Two rims of points: a cylinder standing on an end face rests on its rim (a capsule
+        // would roll), and against a plane a cylinder's deepest point is always on a rim.
+        for (const double z : {-0.5 * g.length, 0.5 * g.length})
+          for (int k = 0; k < cylinder_points; ++k) {
+            const double a = 2.0 * M_PI * k / cylinder_points;
+            const Vec3 local(g.radius * std::cos(a), g.radius * std::sin(a), z);
+            scene_.add_point(model_, g.link, g.position + g.rotation * local);
+            ++added;
+          }
+        break;
+    }
+  }
+  return added;
+}
+
 void Simulator::set_dt(double dt) {
   if (!(std::isfinite(dt) && dt > 0.0))
     throw InvalidArgument("Simulator: dt must be finite and > 0, got " + text::number(dt));
@@ -202,13 +250,16 @@ void Simulator::implicit_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eige
   rhs_ -= rnea(model_, data_, q, v, zero_, f_ext, ReferenceFrame::World);  // C - J^T F
   rhs_ *= h;
   A_ = crba(model_, data_, q);
+  int jacobian_body = -1;  // pairs of a body are consecutive: one Jacobian per body
   for (const ContactPair& pair : start_pairs_) {
     if (!(pair.normal_force > 0.0)) continue;
     const HalfSpace& ground = scene_.half_spaces()[static_cast<std::size_t>(pair.half_space)];
     const ContactForceDerivatives d = contact_force_derivatives(ground, pair);
     const int body = scene_.shapes()[static_cast<std::size_t>(pair.shape)].body;
     if (body == 0) continue;
-    const Matrix6X& J = body_jacobian(model_, data_, q, body, ReferenceFrame::World);
+    if (body != jacobian_body) body_jacobian(model_, data_, q, body, ReferenceFrame::World);
+    jacobian_body = body;
+    const Matrix6X& J = data_.J;
     // Velocity of the body point at p: v_O + omega x p = J_lin v - p x (J_ang v).
     Jp_ = J.bottomRows<3>();
     Jp_.noalias() -= skew(pair.point) * J.topRows<3>();
@@ -278,6 +329,7 @@ void Simulator::rigid_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::
   const std::span<const ContactPair> pairs = contact_pairs(data_);  // geometry at (q, v)
   start_pairs_.assign(pairs.begin(), pairs.end());
   // 2. The active set: rigid pairs whose gap at the midpoint q + (dt/2) v closes (or is closed).
+  const double v_rest = std::max(rigid_.restitution_velocity, 2.0 * model_.gravity().norm() * h);
   int k = 0;
   bool friction = false;
   for (std::size_t i = 0; i < start_pairs_.size(); ++i) {
@@ -287,8 +339,12 @@ void Simulator::rigid_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::
     if (scene_.shapes()[static_cast<std::size_t>(pair.shape)].body == 0) continue;  // fixed to the world
     const double phi = -pair.penetration, vn = -pair.penetration_rate;
     // Touching pairs stay in the problem while separating (harmless: the impulse lets them go);
-    // dropping them on a rounding-level separation speed made light feet chatter.
-    if (phi + 0.5 * h * std::min(vn, 0.0) <= rigid_.contact_tolerance) {
+    // dropping them on a rounding-level separation speed made light feet chatter. Pairs within
+    // the margin join with their gap (v_n+ >= -phi / dt: they may close it, not cross it), so that
+    // neither the impulses nor the position correction push a nearby pair into the ground.
+    // (Not while a bouncing impact approaches: the gap condition would take its speed before the touch.)
+    const bool near = phi <= rigid_.contact_margin && (vn >= -v_rest || ground.normal_force.restitution == 0.0);
+    if (phi + 0.5 * h * std::min(vn, 0.0) <= rigid_.contact_tolerance || near) {
       rigid_active_[static_cast<std::size_t>(k)] = static_cast<int>(i);
       rigid_mu_[k] = ground.friction.dynamic_coefficient;
       friction = friction || rigid_mu_[k] > 0.0;
@@ -308,20 +364,21 @@ void Simulator::rigid_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::
   // 3. Contact rows: row 0 the normal n, rows 1, 2 the tangents (friction), of each active pair;
   // frictionless problems keep the normal rows only (rows 0..k-1).
   const int per = friction ? 3 : 1, rows = per * k;
-  const Vec3 g = model_.gravity();
-  const double v_rest = std::max(rigid_.restitution_velocity, 2.0 * g.norm() * h);
+  int jacobian_body = -1;  // pairs of a body are consecutive: one Jacobian (one kinematics pass) per body
   for (int a = 0; a < k; ++a) {
     const ContactPair& pair = start_pairs_[static_cast<std::size_t>(rigid_active_[static_cast<std::size_t>(a)])];
     const HalfSpace& ground = scene_.half_spaces()[static_cast<std::size_t>(pair.half_space)];
     const int body = scene_.shapes()[static_cast<std::size_t>(pair.shape)].body;
-    const Vec3& n = ground.normal;
+    const Vec3& n = pair.normal;
     // Tangents: t1 orthogonal to n and to the coordinate axis least aligned with it, t2 = n x t1.
     Eigen::Index axis = 0;
     n.cwiseAbs().minCoeff(&axis);
     const Vec3 t1 = n.cross(Vec3::Unit(axis)).normalized(), t2 = n.cross(t1);
     const int r0 = friction ? 3 * a : a;
     {
-      const Matrix6X& J = body_jacobian(model_, data_, q, body, ReferenceFrame::World);
+      if (body != jacobian_body) body_jacobian(model_, data_, q, body, ReferenceFrame::World);
+      jacobian_body = body;
+      const Matrix6X& J = data_.J;
       // Velocity of the body point at p: v_O + omega x p = J_lin v - p x (J_ang v).
       Jp_ = J.bottomRows<3>();
       Jp_.noalias() -= skew(pair.point) * J.topRows<3>();
@@ -332,8 +389,12 @@ void Simulator::rigid_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::
       }
     }
     const double vn = -pair.penetration_rate;  // normal velocity before the step
-    rigid_phi_[a] = -pair.penetration;
-    rigid_m_[a] = vn < -v_rest ? ground.normal_force.restitution * vn : 0.0;  // e min(v_n-, 0)
+    const double phi = -pair.penetration;
+    rigid_phi_[a] = phi;
+    if (phi + 0.5 * h * std::min(vn, 0.0) <= rigid_.contact_tolerance)
+      rigid_m_[a] = vn < -v_rest ? ground.normal_force.restitution * vn : 0.0;  // e min(v_n-, 0)
+    else
+      rigid_m_[a] = phi / h;  // a pair within the margin: v_n+ >= -phi / dt
   }
   rigid_response(q, rows);
   auto J = rigid_J_.topRows(rows);
@@ -378,8 +439,7 @@ void Simulator::rigid_step(Eigen::Ref<VecX> q, Eigen::Ref<VecX> v, const Eigen::
   for (int a = 0; a < k; ++a) {
     const auto i = static_cast<std::size_t>(rigid_active_[static_cast<std::size_t>(a)]);
     ContactPair& pair = start_pairs_[i];
-    const HalfSpace& ground = scene_.half_spaces()[static_cast<std::size_t>(pair.half_space)];
-    const Vec3& n = ground.normal;
+    const Vec3& n = pair.normal;
     Eigen::Index axis = 0;
     n.cwiseAbs().minCoeff(&axis);
     const Vec3 t1 = n.cross(Vec3::Unit(axis)).normalized(), t2 = n.cross(t1);

@@ -840,6 +840,42 @@ class Loader {
                where);
         opt_.collision_spheres->push_back(std::move(cs));
       }
+    if (opt_.collision_geometry)
+      for (const tinyxml2::XMLElement* c = e->FirstChildElement("collision"); c;
+           c = c->NextSiblingElement("collision")) {
+        const tinyxml2::XMLElement* geometry = c->FirstChildElement("geometry");
+        if (!geometry) continue;
+        UrdfCollisionGeometry g;
+        g.link = l.name;
+        g.line = line(c);
+        auto size = [&](double x, const char* what) {
+          if (!(x >= 0.0 && x <= physical_range::kMaxLength))
+            fail(std::string("collision ") + what + " " + fmt(x) + " at line " + std::to_string(g.line) +
+                     " is not in [0, " + fmt(physical_range::kMaxLength) + "] m",
+                 where);
+          return x;
+        };
+        if (const tinyxml2::XMLElement* sphere = geometry->FirstChildElement("sphere")) {
+          g.kind = UrdfCollisionGeometry::Kind::Sphere;
+          g.radius = size(read_number(sphere, "radius", where), "sphere radius");
+        } else if (const tinyxml2::XMLElement* box = geometry->FirstChildElement("box")) {
+          g.kind = UrdfCollisionGeometry::Kind::Box;
+          g.size = read_vec3(box, "size", where);
+          for (int k = 0; k < 3; ++k) size(g.size[k], "box size");
+        } else if (const tinyxml2::XMLElement* cyl = geometry->FirstChildElement("cylinder")) {
+          g.kind = UrdfCollisionGeometry::Kind::Cylinder;
+          g.radius = size(read_number(cyl, "radius", where), "cylinder radius");
+          g.length = size(read_number(cyl, "length", where), "cylinder length");
+        } else {
+          continue;
+        }
+        const Origin o = read_origin(c, where);
+        if (o.xyz) check_length(*o.xyz, "collision origin (<collision><origin>)", where);
+        const Transform X = o.transform();
+        g.rotation = X.E.transpose();
+        g.position = X.r;
+        opt_.collision_geometry->push_back(std::move(g));
+      }
     link_index_.emplace(l.name, static_cast<int>(links_.size()));
     links_.push_back(std::move(l));
   }

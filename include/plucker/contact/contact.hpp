@@ -1,12 +1,23 @@
-// Compliant contact (documentation: Compliant contact and simulation): contact geometry on bodies and frames (points,
-// spheres), half-space environments (a ground plane with any unit normal), normal-force models, and a regularised
-// Coulomb friction law. Contact forces enter the dynamics as external forces on the bodies (ReferenceFrame::World:
-// [moment about the world origin; force] in world coordinates).
+// Compliant contact (documentation: Compliant contact and simulation): contact geometry on bodies and frames
+// (points, spheres, capsules, boxes), environment obstacles (half-spaces with any unit normal, fixed spheres,
+// fixed boxes), normal-force models, and a regularised Coulomb friction law. Contact forces enter the dynamics as
+// external forces on the bodies (ReferenceFrame::World: [moment about the world origin; force] in world coordinates).
 //
-// Narrow phase: sphere (or point) against half-space only. A point is a sphere of radius 0.
-// Penetration x = radius - (n . c - offset) for a sphere of world centre c against the half-space
-// {y : n . y <= offset}; contact is active when x > 0. The contact point is the sphere's deepest
-// point c - radius n; its velocity is that of the body-fixed point there.
+// Narrow phase for these primitives only (no meshes, no convex hulls). Every contact is a point pair:
+// a point p of the body (the deepest point of the body shape into the obstacle), a unit normal n (the
+// direction of the force on the body) and the penetration x (> 0: overlapping). A shape/obstacle
+// combination gives a fixed number of such contacts ("slots"), so the number of pairs is constant:
+//   sphere  (centre c, radius r) vs any obstacle: 1 slot, x = r - d(c), with d the signed distance of
+//           c to the obstacle (exact); a point is a sphere of radius 0;
+//   capsule (segment a-b, radius r) vs half-space: 2 slots, the spheres at a and b (exact: a capsule's
+//           deepest point into a plane is at an end, or both ends when parallel);
+//           vs fixed sphere: 1 slot, the sphere at the segment point closest to the centre (exact);
+//           vs fixed box: 2 slots, the deepest point of each half of the segment (golden-section
+//           search of the convex signed distance, ties broken towards the outer ends);
+//   box     vs half-space: 8 slots, its corners (exact for the deepest point; a face resting on the
+//           plane carries its load on its 4 corners, an edge on 2);
+//           vs fixed sphere: 1 slot, the box point closest to the sphere's centre (exact);
+//           vs fixed box: not supported (InvalidArgument when the scene would need it).
 #pragma once
 
 #include <span>
@@ -84,27 +95,62 @@ double friction_coefficient(const FrictionModel& model, double slip_speed);
 /// f_t for normal force fn >= 0 and tangential slip velocity vt (any 3-vector).
 Vec3 friction_force(const FrictionModel& model, double fn, const Vec3& vt);
 
-/// The half-space {y : normal . y <= offset} (normal: unit; normalised when added), with its
-/// contact models.
-struct HalfSpace {
-  Vec3 normal = Vec3::UnitZ();
-  double offset = 0.0;
+/// Kinds of environment obstacle (fixed in the world).
+enum class ObstacleKind : int {
+  HalfSpace,  ///< {y : normal . y <= offset}
+  Sphere,     ///< centre, radius > 0
+  Box,        ///< centre, rotation (its axes in world coordinates), half_extents > 0
+};
+std::string_view to_string(ObstacleKind kind);
+
+/// An environment obstacle with its contact models: the half-space {y : normal . y <= offset}
+/// (normal: unit; normalised when added), or a fixed sphere or box (world coordinates).
+struct Obstacle {
+  ObstacleKind kind = ObstacleKind::HalfSpace;
+  Vec3 normal = Vec3::UnitZ();       ///< half-space
+  double offset = 0.0;               ///< half-space
+  Vec3 center = Vec3::Zero();        ///< sphere, box
+  Mat3 rotation = Mat3::Identity();  ///< box: its axes in world coordinates
+  double radius = 0.0;               ///< sphere
+  Vec3 half_extents = Vec3::Zero();  ///< box
   NormalForceModel normal_force;
   FrictionModel friction;
 };
+/// The historical name: a default Obstacle is the ground half-space z <= 0.
+using HalfSpace = Obstacle;
 
-/// A sphere (radius > 0) or point (radius 0) rigidly attached to a body. `center` is in body
-/// coordinates (see ContactScene::add_sphere for frames).
+/// The signed distance of the point y to the obstacle (negative inside) and the obstacle's outward
+/// unit normal n at the closest surface point (the direction in which a body touching there is
+/// pushed). Inside a box, the nearest face; at a sphere's centre, n = +z.
+double signed_distance(const Obstacle& obstacle, const Vec3& y, Vec3& n);
+
+/// Kinds of contact shape on a body.
+enum class ShapeKind : int {
+  Sphere,   ///< centre, radius >= 0 (0: a point)
+  Capsule,  ///< the segment centre -+ half_length * (rotation's z axis), swept by radius >= 0
+  Box,      ///< centre, rotation (its axes), half_extents > 0
+};
+std::string_view to_string(ShapeKind kind);
+
+/// A contact shape rigidly attached to a body, in body coordinates (see ContactScene::add_sphere
+/// for frames).
 struct ContactShape {
   std::string name;  ///< the frame or body name it was given with
   int body = 0;
+  ShapeKind kind = ShapeKind::Sphere;
   Vec3 center = Vec3::Zero();
-  double radius = 0.0;
+  Mat3 rotation = Mat3::Identity();  ///< capsule, box: the shape's axes in body coordinates
+  double radius = 0.0;               ///< sphere, capsule
+  double half_length = 0.0;          ///< capsule: half the segment's length
+  Vec3 half_extents = Vec3::Zero();  ///< box
 };
 
-/// The state of one (shape, half-space) pair at a state (q, v).
+/// The state of one contact (shape, obstacle, slot: see the narrow phase above) at a state (q, v).
 struct ContactPair {
-  int shape = 0, half_space = 0;
+  int shape = 0;
+  int half_space = 0;                 ///< the obstacle's index (historical name)
+  int slot = 0;                       ///< which contact of the (shape, obstacle) combination
+  Vec3 normal = Vec3::UnitZ();        ///< unit, world: the direction of the normal force on the body
   double penetration = 0.0;           ///< x (negative: the separation)
   double penetration_rate = 0.0;      ///< xdot (positive while penetrating)
   bool active = false;                ///< x > 0
@@ -123,8 +169,13 @@ struct ContactForceDerivatives {
 };
 ContactForceDerivatives contact_force_derivatives(const HalfSpace& half_space, const ContactPair& pair);
 
-/// The contact geometry of a model: shapes on bodies, half-spaces. Pairs are every shape
-/// against every half-space, pair index = shape * num_half_spaces() + half_space.
+/// The number of contacts (slots) of a shape kind against an obstacle kind (see the narrow phase
+/// above); throws InvalidArgument for box against fixed box.
+int contact_slots(ShapeKind shape, ObstacleKind obstacle);
+
+/// The contact geometry of a model: shapes on bodies, obstacles. Pairs are every slot of every
+/// shape against every obstacle, ordered shape-major: shape, then obstacle, then slot (with
+/// spheres only, pair index = shape * num_half_spaces() + obstacle).
 class ContactScene {
  public:
   ContactScene() = default;
@@ -136,20 +187,40 @@ class ContactScene {
   int add_point(const Model& model, const std::string& name, const Vec3& position) {
     return add_sphere(model, name, position, 0.0);
   }
-  /// Throws InvalidArgument for a zero or non-finite normal, a non-finite offset or invalid
-  /// force models. Returns the half-space index.
-  int add_half_space(const HalfSpace& half_space);
+  /// A capsule: the segment of length `length` >= 0 along the z axis of `rotation` (the capsule's
+  /// axes in the body's or frame's coordinates; a rotation matrix to 1e-9), centred at `center`,
+  /// swept by a sphere of radius >= 0. InvalidArgument as add_sphere, and for a non-rotation.
+  int add_capsule(const Model& model, const std::string& name, const Vec3& center, const Mat3& rotation, double radius,
+                  double length);
+  /// A box of half extents > 0 along the axes `rotation` (in the body's or frame's coordinates),
+  /// centred at `center`. InvalidArgument as add_capsule, and when a fixed box is in the scene.
+  int add_box(const Model& model, const std::string& name, const Vec3& center, const Mat3& rotation,
+              const Vec3& half_extents);
+  /// Any obstacle. Throws InvalidArgument for a zero or non-finite normal, a non-finite offset,
+  /// centre or rotation, a radius or half extent that is not > 0, invalid force models, or a fixed
+  /// box when a body box is in the scene. Returns the obstacle index.
+  int add_obstacle(const Obstacle& obstacle);
+  int add_half_space(const HalfSpace& half_space) { return add_obstacle(half_space); }
 
   const std::vector<ContactShape>& shapes() const { return shapes_; }
-  const std::vector<HalfSpace>& half_spaces() const { return half_spaces_; }
+  const std::vector<Obstacle>& obstacles() const { return half_spaces_; }
+  const std::vector<Obstacle>& half_spaces() const { return half_spaces_; }
   int num_half_spaces() const { return static_cast<int>(half_spaces_.size()); }
-  int num_pairs() const { return static_cast<int>(shapes_.size() * half_spaces_.size()); }
+  /// (shape, obstacle, slot) of each pair.
+  struct PairIndex {
+    int shape = 0, obstacle = 0, slot = 0;
+  };
+  const std::vector<PairIndex>& pair_layout() const { return layout_; }
+  int num_pairs() const { return static_cast<int>(layout_.size()); }
   /// The largest body index of a shape (for checking a scene against a model).
   int max_body() const { return max_body_; }
 
  private:
+  int add_shape(const Model& model, const std::string& name, ContactShape shape, const char* fn);
+  void rebuild_layout();
   std::vector<ContactShape> shapes_;
-  std::vector<HalfSpace> half_spaces_;
+  std::vector<Obstacle> half_spaces_;
+  std::vector<PairIndex> layout_;
   int max_body_ = 0;
 };
 

@@ -41,7 +41,8 @@ Integrator parse_integrator(std::string_view name);
 ///   1. v_free = v + dt a(q, v, tau) (a: ABA, or constrained dynamics with loop joints or mimics,
 ///      with the compliant grounds' forces as external forces);
 ///   2. the active set: rigid pairs whose gap at the step's midpoint, phi + (dt/2) min(v_n, 0), is
-///      at most contact_tolerance (touching pairs stay in the problem while they separate);
+///      at most contact_tolerance (touching pairs stay in the problem while they separate); and the
+///      pairs within contact_margin of touching, with the condition v_n+ >= -phi / dt;
 ///   3. contact rows J (normal; with friction also two tangents) of the active pairs, the Delassus
 ///      matrix G = J M^-1 J^T (M^-1 J^T by the CRBA and the sparse L^T L factorisation; with loop
 ///      joints or mimics the constrained response M^-1 - M^-1 L^T (L M^-1 L^T)^+ L M^-1);
@@ -54,7 +55,13 @@ Integrator parse_integrator(std::string_view name);
 ///      0 <= m _|_ phi + dt v_n+ + G_nn m >= 0 (velocities unchanged).
 /// The reported pair force is the impulse over dt.
 struct RigidContactOptions {
-  double contact_tolerance = 1e-6;     ///< m: a pair is active when its midpoint gap is <= this
+  double contact_tolerance = 1e-6;  ///< m: a pair is active when its midpoint gap is <= this
+  /// m: a pair whose gap phi is <= this (and that is not active), approaching slower than the
+  /// restitution velocity (or with restitution 0), joins the problem with the condition
+  /// v_n+ >= -phi / dt (it may close its gap in the step, not cross it) and no restitution;
+  /// the position correction then keeps it out of the ground too. Without it, the projection of a
+  /// foot resting on one edge of its sole tilted the foot onto the other edge each step (talos).
+  double contact_margin = 1e-3;
   double restitution_velocity = 1e-3;  ///< m/s: no restitution below max(this, 2 |g| dt)
   bool position_correction = true;
   int max_pivots = 0;  ///< Lemke's pivot cap (0: 10 (n + 1))
@@ -62,7 +69,7 @@ struct RigidContactOptions {
 };
 /// What the last rigid step did.
 struct RigidContactReport {
-  int active = 0;                ///< active pairs
+  int active = 0;                ///< pairs in the problem (active, or within contact_margin)
   bool friction = false;         ///< solved by PGS over friction cones (else Lemke)
   int pivots = 0;                ///< Lemke's pivots (frictionless)
   FrictionPgsReport pgs;         ///< PGS sweeps (friction)
@@ -115,6 +122,24 @@ class Simulator {
     return scene_.add_sphere(model_, frame, center, radius);
   }
   int add_point(const std::string& frame, const Vec3& position) { return scene_.add_point(model_, frame, position); }
+  /// ContactScene::add_capsule and add_box on this model.
+  int add_capsule(const std::string& frame, const Vec3& center, const Mat3& rotation, double radius, double length) {
+    return scene_.add_capsule(model_, frame, center, rotation, radius, length);
+  }
+  int add_box(const std::string& frame, const Vec3& center, const Mat3& rotation, const Vec3& half_extents) {
+    return scene_.add_box(model_, frame, center, rotation, half_extents);
+  }
+  /// A fixed sphere or box (or a half-space) of the environment; returns the obstacle index.
+  int add_obstacle(const Obstacle& obstacle) { return scene_.add_obstacle(obstacle); }
+  /// Shapes for every `<collision>` sphere, box and cylinder of the URDF file `path` (pose: the
+  /// collision origin in the link's frame; links merged by fixed joints are frames). Spheres and
+  /// boxes as they are (a box with a zero edge is skipped); a cylinder as two rims of
+  /// `cylinder_points` points each (in [3, 64]): against a plane a cylinder's deepest point is on
+  /// a rim, so a cylinder resting on an end face or on a rim is exact, and one rolling on its side
+  /// rises and falls by r (1 - cos(pi / cylinder_points)) (7.6 % of r for 8). Meshes are skipped.
+  /// Every link must be a body or frame of this model (InvalidArgument naming it; nothing is added
+  /// then); malformed documents raise ModelError. Returns how many shapes were added.
+  int add_collision_geometry_from_urdf(const std::string& path, int cylinder_points = 8);
   /// A sphere for every `<collision><geometry><sphere>` of the URDF file `path` (centre: the
   /// collision origin's xyz in the link's frame; a link merged by a fixed joint is a frame, so its
   /// spheres go on its body). Every link must be a body or frame of this model (InvalidArgument

@@ -97,6 +97,21 @@ struct UrdfCollisionSphere {
   int line = 0;  ///< of the `<collision>` element
 };
 
+/// A `<collision>` sphere, box or cylinder of a link (UrdfOptions::collision_geometry). The pose is
+/// the collision `<origin>` (xyz, rpy) of the geometry in the link's frame: rotation R (the
+/// geometry's axes in link coordinates) and position; a cylinder's axis is its z axis.
+struct UrdfCollisionGeometry {
+  enum class Kind : int { Sphere, Box, Cylinder };
+  Kind kind = Kind::Sphere;
+  std::string link;
+  Mat3 rotation = Mat3::Identity();
+  Vec3 position = Vec3::Zero();
+  double radius = 0.0;       ///< sphere, cylinder
+  Vec3 size = Vec3::Zero();  ///< box: the full edge lengths (URDF `size`)
+  double length = 0.0;       ///< cylinder
+  int line = 0;              ///< of the `<collision>` element
+};
+
 struct UrdfOptions {
   RootJoint root = RootJoint::Fixed;
   /// Refuse (ModelError) the defects that are otherwise loaded with a warning.
@@ -108,6 +123,10 @@ struct UrdfOptions {
   /// order (other geometries are skipped). A sphere without a finite radius >= 0 is refused
   /// (ModelError naming the link), as is a centre beyond the physical range.
   std::vector<UrdfCollisionSphere>* collision_spheres = nullptr;
+  /// When set, receives every `<collision>` whose `<geometry>` is a sphere, box or cylinder, in
+  /// document order (meshes are skipped). Sizes must be finite, >= 0 and within the physical range
+  /// (ModelError naming the link and line otherwise).
+  std::vector<UrdfCollisionGeometry>* collision_geometry = nullptr;
 };
 
 /// Loads a URDF file (a regular file: not a directory, device or FIFO). Throws ModelError
