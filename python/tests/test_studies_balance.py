@@ -343,13 +343,10 @@ def test_quick_study_writes_its_page(tmp_path):
     import os
     import subprocess
     import sys
-    import time
     env = dict(os.environ)
-    t0 = time.time()
     r = subprocess.run([sys.executable, os.path.join(study_dir(), "balance.py"), "--quick", "--out", str(tmp_path)],
                        capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
-    assert time.time() - t0 < 120
     page = (tmp_path / "balance.md").read_text()
     for fig in ("balance_design_mass.png", "balance_design_length.png", "balance_push.png",
                 "balance_tracking.png", "balance_other_motion.png", "balance_rolling.png", "balance_compliant.png",
