@@ -48,12 +48,7 @@ const VecX& aba_checked(const Model& model, Data& data, const Eigen::Ref<const V
                         const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau, ExternalForces f_ext,
                         ReferenceFrame frame) {
   const detail::DataUse use(model, data, "aba");
-  detail::check_arguments("aba", [&] {
-    model.check_configuration(q, "q");
-    model.check_tangent(v, "v");
-    model.check_tangent(tau, "tau");
-  });
-  if (!f_ext.empty()) detail::check_forces(model, f_ext, "aba");
+  detail::check_state(model, "aba", q, v, tau, "tau", f_ext);
   aba_dispatch(model, data, q.data(), v.data(), tau.data(), f_ext, frame);
   detail::check_finite_result(model, data, data.qdd, "aba", "qdd");
   return data.qdd;

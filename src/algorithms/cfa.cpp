@@ -197,12 +197,7 @@ const VecX& forward_dynamics_cfa(const Model& model, Data& data, const Eigen::Re
                                  ExternalForces f_ext, ReferenceFrame frame, CfaSolver solver) {
   const char* fn = "forward_dynamics_cfa";
   const detail::DataUse use(model, data, fn);
-  detail::check_arguments(fn, [&] {
-    model.check_configuration(q, "q");
-    model.check_tangent(v, "v");
-    model.check_tangent(tau, "tau");
-  });
-  if (!f_ext.empty()) detail::check_forces(model, f_ext, fn);
+  detail::check_state(model, fn, q, v, tau, "tau", f_ext);
   GlobalWorkspace& ws = detail::workspace<GlobalWorkspace>(model, data);
   if (!ws.topology.covered) throw InvalidArgument(std::string(fn) + ": " + ws.topology.reason);
   const int n = model.nbodies(), L = static_cast<int>(ws.topology.chain.size());

@@ -154,12 +154,7 @@ const VecX& forward_dynamics(const Model& model, Data& data, const Eigen::Ref<co
                              const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
                              ForwardDynamicsMethod method, ExternalForces f_ext, ReferenceFrame frame) {
   const detail::DataUse use(model, data, "forward_dynamics");
-  detail::check_arguments("forward_dynamics", [&] {  // here, so that errors name the function called
-    model.check_configuration(q, "q");
-    model.check_tangent(v, "v");
-    model.check_tangent(tau, "tau");
-  });
-  if (!f_ext.empty()) detail::check_forces(model, f_ext, "forward_dynamics");
+  detail::check_state(model, "forward_dynamics", q, v, tau, "tau", f_ext);  // here: errors name the function called
   detail::FactorWorkspace& ws = detail::workspace<detail::FactorWorkspace>(model, data);
   if (method == Method::Auto) {
     if (ws.auto_method < 0) ws.auto_method = static_cast<int>(forward_dynamics_choice(model).method);

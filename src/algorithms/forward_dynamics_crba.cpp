@@ -10,11 +10,7 @@ namespace {
 const VecX& forward_dynamics_crba_impl(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                                        const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
                                        ExternalForces f_ext, ReferenceFrame frame) {
-  detail::check_arguments("forward_dynamics_crba", [&] {  // here, so that errors name the function called
-    model.check_configuration(q, "q");
-    model.check_tangent(v, "v");
-    model.check_tangent(tau, "tau");
-  });
+  detail::check_state(model, "forward_dynamics_crba", q, v, tau, "tau", f_ext);  // errors name the function called
   detail::FactorWorkspace& ws = detail::workspace<detail::FactorWorkspace>(model, data);
   if (f_ext.empty())
     nonlinear_effects(model, data, q, v);

@@ -193,12 +193,7 @@ const VecX& forward_dynamics_global_sparse(const Model& model, Data& data, const
                                            ExternalForces f_ext, ReferenceFrame frame) {
   const char* fn = "forward_dynamics_global_sparse";
   const detail::DataUse use(model, data, fn);
-  detail::check_arguments(fn, [&] {
-    model.check_configuration(q, "q");
-    model.check_tangent(v, "v");
-    model.check_tangent(tau, "tau");
-  });
-  if (!f_ext.empty()) detail::check_forces(model, f_ext, fn);
+  detail::check_state(model, fn, q, v, tau, "tau", f_ext);
   detail::GlobalWorkspace& ws = detail::workspace<detail::GlobalWorkspace>(model, data);
   detail::global_setup(model, data, ws, q.data(), v.data(), tau.data(), f_ext, frame);
   for (int i = model.nbodies() - 1; i > 0; --i) detail::eliminate_body(model, data, ws, i, fn);  // leaves first

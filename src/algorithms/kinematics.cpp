@@ -85,11 +85,7 @@ void forward_kinematics(const Model& model, Data& data, const Eigen::Ref<const V
 void forward_kinematics(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                         const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& a) {
   const detail::DataUse use(model, data, "forward_kinematics");
-  detail::check_arguments("forward_kinematics", [&] {
-    model.check_configuration(q, "q");
-    model.check_tangent(v, "v");
-    model.check_tangent(a, "a");
-  });
+  detail::check_state(model, "forward_kinematics", q, v, a, "a");
   kinematics_impl<true, true>(model, data, q.data(), v.data(), a.data());
 }
 

@@ -150,11 +150,7 @@ const MatX& mass_matrix_symmetry(const Model& model, Data& data, const Eigen::Re
 const VecX& rnea_composite(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                            const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& a) {
   const detail::DataUse use(model, data, "rnea_composite");
-  detail::check_arguments("rnea_composite", [&] {
-    model.check_configuration(q, "q");
-    model.check_tangent(v, "v");
-    model.check_tangent(a, "a");
-  });
+  detail::check_state(model, "rnea_composite", q, v, a, "a");
   CompositeWorkspace& ws = detail::workspace<CompositeWorkspace>(model, data);
   const int n = model.nbodies();
   data.v[0].setZero();

@@ -120,6 +120,19 @@ inline void check_arguments(const char* fn, const Checks& checks) {
 /// Throws InvalidArgument unless f_ext has one finite force per body.
 void check_forces(const Model& model, ExternalForces f_ext, const char* fn);
 
+/// The checks of an entry point that takes a state: q a configuration, v and x (an
+/// acceleration or a torque, named x_name) tangent vectors, and f_ext when given; errors name fn.
+inline void check_state(const Model& model, const char* fn, const Eigen::Ref<const VecX>& q,
+                        const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& x, const char* x_name,
+                        ExternalForces f_ext = {}) {
+  check_arguments(fn, [&] {
+    model.check_configuration(q, "q");
+    model.check_tangent(v, "v");
+    model.check_tangent(x, x_name);
+  });
+  if (!f_ext.empty()) check_forces(model, f_ext, fn);
+}
+
 /// sin and cos of every coordinate of q into data (spatial/sincos.hpp).
 inline void evaluate_sincos(Data& data, const double* q) {
   sincos_batch(q, data.sin_q.data(), data.cos_q.data(), data.nq);
