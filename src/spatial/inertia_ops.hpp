@@ -305,4 +305,54 @@ PLUCKER_HOT inline void add_congruence(const Xf& X, const I6& I, T6& target) req
   }
 }
 
+/// add_congruence for a symmetric I (an articulated inertia: Eq. 12's I^a) and a symmetric
+/// target: A1 = E^T A E and C1 = E^T C E by sandwich_sym (the plane-rotation form for a revolute
+/// joint), and of the symmetric A' = A1 + rx B1^T - B2 rx only the upper triangle; the target's
+/// lower triangle is then copied from its upper one (21 additions, 15 copies).
+template <class Xf, class I6, class T6>
+PLUCKER_HOT inline void add_symmetric_congruence(const Xf& X, const I6& I, T6& target) requires(
+    !is_rigid_inertia<I6>) {
+  using S = scalar_t<T6>;
+  using B3 = M3<std::decay_t<decltype(entry(I, 0, 0))>>;
+  B3 Ab, Bb, Cb;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c)
+      Ab(r, c) = entry(I, r, c), Bb(r, c) = entry(I, r, 3 + c), Cb(r, c) = entry(I, 3 + r, 3 + c);
+  const auto E = as_m3(X.E);
+  const auto A1 = sandwich_sym(E, Ab), C1 = sandwich_sym(E, Cb);
+  const auto B1 = left_mul_t(E, right_mul(Bb, E));
+  const auto r = array3(X.r);
+  M3<S> B2;  // B1 + rx C1, column c: r x C1(:, c)
+  for (int c = 0; c < 3; ++c) {
+    const auto col = cross(r, V3<S>{{widen<S>(C1(0, c)), widen<S>(C1(1, c)), widen<S>(C1(2, c))}});
+    for (int k = 0; k < 3; ++k) B2(k, c) = B1(k, c) + col[k];
+  }
+  auto add_both = [&target](int a, int b, const S& x) {
+    entry(target, a, b) += x;
+    if (a != b) entry(target, b, a) = entry(target, a, b);
+  };
+  for (int c = 0; c < 3; ++c) {
+    const int i = (c + 1) % 3, j = (c + 2) % 3;  // r x e_c = r_j e_i - r_i e_j
+    for (int k = 0; k <= c; ++k) {
+      const int k1 = (k + 1) % 3, k2 = (k + 2) % 3;                // (rx B1^T)(k, c) = (r x B1(c, :))_k
+      add_both(k, c, A1(k, c) + (r[k1] * B1(c, k2) - r[k2] * B1(c, k1)) - (B2(k, i) * r[j] - B2(k, j) * r[i]));
+      add_both(3 + k, 3 + c, widen<S>(C1(k, c)));
+    }
+    for (int k = 0; k < 3; ++k) add_both(k, 3 + c, B2(k, c));
+  }
+}
+
+/// P -= sum_k A_k B_k^T over a joint's d columns when the sum is symmetric (Eq. 12's U D^-1 U^T)
+/// and P is: the upper triangle, then its copy into the lower one.
+template <class I6, class F>
+PLUCKER_HOT inline void subtract_symmetric_products(I6& P, const F* A, const F* B, int d) {
+  for (int c = 0; c < 6; ++c)
+    for (int r = 0; r <= c; ++r) {
+      auto s = comp(A[0], r) * comp(B[0], c);
+      for (int k = 1; k < d; ++k) s += comp(A[k], r) * comp(B[k], c);
+      entry(P, r, c) -= s;
+      if (r != c) entry(P, c, r) = entry(P, r, c);
+    }
+}
+
 }  // namespace plucker::ops
