@@ -121,7 +121,7 @@ bench-clang:
 	$(CMAKE) --build build-bench-clang --target plucker_bench -j$(JOBS)
 	build-bench-clang/plucker_bench --out=build/bench-clang $(BENCH_ARGS)
 	build-bench-clang/plucker_bench --batch --out=build/bench-clang
-	$(PYTHON) bench/make_report.py --dir build/bench-clang --out docs/benchmarks-clang.md
+	$(PYTHON) bench/make_report.py --dir build/bench-clang --out docs/benchmarks-clang.md --target bench-clang
 
 bench-scaling:
 	@scripts/install-deps.sh --bench
