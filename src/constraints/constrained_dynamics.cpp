@@ -360,6 +360,9 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
       ws.tau_c -= ws.rhs;
       break;
     }
+    case ConstrainedMethod::Dca:
+    case ConstrainedMethod::DcaAccurate:
+      break;  // dispatched to constrained_forward_dynamics_dca above
   }
   detail::min_norm_multipliers(ws, r, ws.tau_c, data.loops.lambda);
   ws.tmp_nc.noalias() = L * qdd;
