@@ -305,6 +305,10 @@ const std::vector<Algorithm> kAlgorithms = {
   {"fd_pcg", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::PreconditionedCG); }},
   {"fd_innovations", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::Innovations); }},
   {"fd_minv", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::Minv); }},
+  {"fd_global_sparse", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::GlobalSparse); }},
+  {"fd_cfa", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::Cfa); }},
+  {"fd_dca", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::Dca); }},
+  {"fd_dca_accurate", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::DcaAccurate); }},
   {"fd_auto", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::Auto); }},
 };
 // clang-format on

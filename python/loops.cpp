@@ -10,8 +10,9 @@ namespace plucker_py {
 namespace {
 
 plucker::ConstrainedOptions constrained_options(PyModel& m, const std::string& method, py::tuple baumgarte,
-                                                double rank_tolerance, py::object loop_joint_forces) {
+                                                double rank_tolerance, py::object loop_joint_forces, int threads = 1) {
   plucker::ConstrainedOptions opt;
+  opt.threads = threads;
   opt.method = plucker::parse_constrained_method(method);
   if (baumgarte.size() != 2) value_error("baumgarte must be a pair (alpha, beta)");
   opt.baumgarte_alpha = real_arg(baumgarte[0], "baumgarte[0] (alpha)");
@@ -26,9 +27,10 @@ plucker::ConstrainedOptions constrained_options(PyModel& m, const std::string& m
 
 py::tuple constrained_forward_dynamics_py(PyModel& m, ArrayLike q, ArrayLike v, ArrayLike tau,
                                           const std::string& method, py::tuple baumgarte, double rank_tolerance,
-                                          py::object loop_joint_forces) {
+                                          py::object loop_joint_forces, int threads) {
   const Vector qa = q_arg(m, q), va = v_arg(m, v, "v"), ta = v_arg(m, tau, "tau");
-  const plucker::ConstrainedOptions opt = constrained_options(m, method, baumgarte, rank_tolerance, loop_joint_forces);
+  const plucker::ConstrainedOptions opt =
+      constrained_options(m, method, baumgarte, rank_tolerance, loop_joint_forces, threads);
   return call({&qa, &va, &ta}, [&] {
     plucker::Data& data = m.data();
     const VecX& qdd = plucker::constrained_forward_dynamics(m.model(), data, qa, va, ta, opt);
@@ -55,12 +57,15 @@ py::tuple constrained_forward_dynamics_derivatives_py(PyModel& m, ArrayLike q, A
 void bind_loops(py::module_& mod) {
   mod.def("constrained_forward_dynamics", &constrained_forward_dynamics_py, py::arg("model"), py::arg("q"),
           py::arg("v"), py::arg("tau"), py::arg("method") = "kkt", py::arg("baumgarte") = py::make_tuple(0.0, 0.0),
-          py::arg("rank_tolerance") = 1e-10, py::arg("loop_joint_forces") = py::none(),
+          py::arg("rank_tolerance") = 1e-10, py::arg("loop_joint_forces") = py::none(), py::arg("threads") = 1,
           "(qdd, lam) of the closed-loop system M qdd + C = tau + L^T lam, L qdd = c (Eq. 20 of\n"
           "Featherstone & Orin, \"Robot Dynamics: Equations and Algorithms\", ICRA 2000) by\n"
-          "method 'kkt' (Eq. 20 directly), 'range_space' (Eq. 21, lambda first with O(n) tree solves) or\n"
-          "'null_space' (Eq. 22). baumgarte=(alpha, beta): phi'' + 2 alpha phi' + beta^2 phi = 0. Rank-deficient\n"
-          "constraints are handled by a rank-revealing step (rank_tolerance); lam is the minimum-norm one.");
+          "method 'kkt' (Eq. 20 directly), 'range_space' (Eq. 21, lambda first with O(n) tree solves),\n"
+          "'null_space' (Eq. 22), or 'dca' / 'dca_accurate' (the divide-and-conquer algorithm, each loop\n"
+          "joint closed by the assembly formula; threads=k runs its levels on k threads; loop joints only,\n"
+          "mimic relations are refused). baumgarte=(alpha, beta): phi'' + 2 alpha phi' + beta^2 phi = 0.\n"
+          "Rank-deficient constraints are handled by a rank-revealing step (rank_tolerance); lam is the\n"
+          "minimum-norm one.");
   mod.def("constrained_forward_dynamics_derivatives", &constrained_forward_dynamics_derivatives_py, py::arg("model"),
           py::arg("q"), py::arg("v"), py::arg("tau"), py::arg("method") = "kkt",
           py::arg("baumgarte") = py::make_tuple(0.0, 0.0), py::arg("rank_tolerance") = 1e-10,

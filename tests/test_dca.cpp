@@ -12,7 +12,9 @@
 //     ABA; threads < 1 is refused.
 #include <gtest/gtest.h>
 
+#include <Eigen/SVD>
 #include <cmath>
+#include <map>
 
 #include "alloc_count.hpp"
 #include "dynamics_test_support.hpp"
@@ -212,3 +214,230 @@ TEST(Dca, BodiesOfSingularInertia) {
 }
 
 }  // namespace
+
+// ============================================================================================
+// Closed loops: constrained_forward_dynamics(method = dca / dca_accurate) against the three
+// global methods (kkt, range_space, null_space) on the loop mechanisms.
+// ============================================================================================
+namespace {
+
+/// Expects f() to throw E with `part` in its message.
+template <class E, class F>
+void expect_throw_containing(F&& f, const std::string& part) {
+  try {
+    f();
+    ADD_FAILURE() << "no exception; expected one containing: " << part;
+  } catch (const E& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+/// cond(L) over its nonzero singular values (above 1e-10 of the largest), as test_loops.cpp.
+double condition(const MatX& L) {
+  const Eigen::VectorXd s = Eigen::JacobiSVD<MatX>(L).singularValues();
+  Eigen::Index r = 0;
+  while (r < s.size() && s[r] > 1e-10 * s[0]) ++r;
+  return r ? s[0] / s[r - 1] : 1.0;
+}
+
+/// A copy of `m` with every loop joint actuated (to test loop_joint_forces).
+Model with_actuated_loops(const Model& m) {
+  Model out(m.body_name(0));
+  for (int i = 1; i < m.nbodies(); ++i)
+    out.add_body(m.parent(i), m.joint(i), m.X_tree(i), m.inertia(i), m.body_name(i), m.joint_name(i));
+  out.set_gravity(m.gravity());
+  for (LoopJoint lj : m.loop_joints()) {
+    lj.actuated = true;
+    out.add_loop_joint(lj);
+  }
+  return out;
+}
+
+/// A two-link arm whose elbow is geared to its shoulder (a mimic relation).
+Model geared_elbow() {
+  Model m("geared_elbow");
+  const RigidBodyInertia I =
+      RigidBodyInertia::from_mass_com_inertia(1.0, Vec3(0.25, 0, 0), Vec3(0.01, 0.02, 0.02).asDiagonal());
+  m.add_body(0, make_revolute(Vec3::UnitY()), Transform(), I, "upper", "shoulder");
+  m.add_body(1, make_revolute(Vec3::UnitY()), Transform::translation(Vec3(0.5, 0, 0)), I, "fore", "elbow");
+  m.add_mimic({2, 1, 2.0, 0.1});
+  return m;
+}
+
+std::vector<Case> loop_cases() {
+  std::vector<Case> c;
+  c.push_back({"four_bar", build_four_bar()});
+  FourBarParams pg;
+  pg.ground = pg.coupler = 0.8, pg.crank = pg.rocker = 0.35, pg.crank_angle = 1.2, pg.branch = -1;
+  c.push_back({"parallelogram", build_four_bar(pg)});
+  c.push_back({"slider_crank", build_slider_crank()});
+  c.push_back({"delta", build_delta()});
+  c.push_back({"delta_actuated", with_actuated_loops(build_delta())});
+  for (LoopJointType t : {LoopJointType::Revolute, LoopJointType::Prismatic, LoopJointType::Cylindrical,
+                          LoopJointType::Planar, LoopJointType::Spherical, LoopJointType::Fixed})
+    c.push_back(
+        {"random_" + std::string(to_string(t)), build_random_loops(t == LoopJointType::Fixed ? 24 : 16, 2, t, 1.2, 7)});
+  c.push_back({"random_revolute_4_loops", build_random_loops(40, 4, LoopJointType::Revolute, 1.5, 11)});
+  return c;
+}
+
+/// The DCA's loop agreement: |x - x_kkt| <= kDcaC cond(M) eps (|x_kkt| + scale), scale the size of
+/// the right-hand side (|tau| + |C| over lambda_min(M) for qdd; |tau| + |C| for lambda).
+struct LoopTolerance {
+  double qdd, lambda;
+};
+LoopTolerance loop_tolerance(const Model& m, Data& d, const VecX& q, const VecX& v, const VecX& tau, const VecX& qdd,
+                             const VecX& lambda) {
+  const VecX C = nonlinear_effects(m, d, q, v);
+  const Spectrum sp = spectrum(crba(m, d, q));
+  const double rhs = tau.norm() + C.norm();
+  return {kDcaC * sp.cond() * kEps * (qdd.norm() + rhs / sp.min), kDcaC * sp.cond() * kEps * (lambda.norm() + rhs)};
+}
+
+}  // namespace
+
+TEST(DcaLoops, AgreesWithKktRangeSpaceAndNullSpace) {
+  // Assembled states (phi = 0, L v = 0) and perturbed ones (phi, L v != 0) with Baumgarte terms:
+  // the same function as the three methods. qdd, lambda (minimum norm), the rank and the
+  // acceleration residual agree.
+  double worst_qdd = 0.0, worst_lambda = 0.0;
+  std::map<std::string, int> compared;
+  int inconsistent = 0;
+  for (const Case& c : loop_cases()) {
+    Data d(c.model);
+    Rng rng(731);
+    std::mt19937_64 mt(17);
+    for (int s = 0; s < 3; ++s) {
+      VecX q = neutral(c.model), v = VecX::Zero(c.model.nv());
+      try {
+        q = assemble(c.model, d, integrate(c.model, neutral(c.model), random_vector(c.model.nv(), rng, 0.3)));
+      } catch (const SingularError&) {
+        continue;
+      }
+      // Near a singular configuration (cond(L) > 1e4, as test_loops.cpp) the rank is a matter of
+      // tolerance and lambda of rounding: such states are skipped.
+      if (condition(constraint_jacobian(c.model, d, q)) > 1e4) continue;
+      v = project_velocity(c.model, d, q, random_vector(c.model.nv(), rng));
+      ConstrainedOptions opt;
+      if (s == 2) {  // off the constraint manifold, stabilised
+        q = integrate(c.model, q, random_vector(c.model.nv(), rng, 1e-3));
+        v += random_vector(c.model.nv(), rng, 1e-2);
+        opt.baumgarte_alpha = 3.0, opt.baumgarte_beta = 5.0;
+      }
+      if (c.model.num_loop_actuators() > 0) opt.loop_joint_forces = random_vector(c.model.num_loop_actuators(), rng);
+      const VecX tau = random_vector(c.model.nv(), rng, 2.0);
+      opt.method = ConstrainedMethod::Kkt;
+      const VecX qdd_ref = constrained_forward_dynamics(c.model, d, q, v, tau, opt);
+      const VecX lambda_ref = d.loops.lambda;
+      const int rank_ref = d.loops.rank;
+      // Redundant rows made inconsistent (off the manifold, a random loop's redundant directions):
+      // kkt keeps the independent rows its QR picks, the DCA those its eigen-decompositions keep,
+      // and the results differ by design. Not compared.
+      if (d.loops.acceleration_residual > 1e-9 * (1.0 + qdd_ref.norm())) {
+        ++inconsistent;
+        continue;
+      }
+      ++compared[c.name];
+      const LoopTolerance tol = loop_tolerance(c.model, d, q, v, tau, qdd_ref, lambda_ref);
+      for (ConstrainedMethod other : {ConstrainedMethod::RangeSpace, ConstrainedMethod::NullSpace}) {
+        opt.method = other;
+        const VecX qdd = constrained_forward_dynamics(c.model, d, q, v, tau, opt);
+        EXPECT_LE((qdd - qdd_ref).norm(), tol.qdd) << c.name << " " << to_string(other);
+      }
+      for (ConstrainedMethod dca : {ConstrainedMethod::Dca, ConstrainedMethod::DcaAccurate}) {
+        opt.method = dca;
+        const VecX qdd = constrained_forward_dynamics(c.model, d, q, v, tau, opt);
+        const double eq = (qdd - qdd_ref).norm(), el = (d.loops.lambda - lambda_ref).norm();
+        worst_qdd = std::max(worst_qdd, eq / tol.qdd);
+        worst_lambda = std::max(worst_lambda, el / tol.lambda);
+        EXPECT_LE(eq, tol.qdd) << c.name << " " << to_string(dca) << " state " << s;
+        EXPECT_LE(el, tol.lambda) << c.name << " " << to_string(dca) << " state " << s << "\n"
+                                  << d.loops.lambda.transpose() << "\n"
+                                  << lambda_ref.transpose();
+        EXPECT_EQ(d.loops.rank, rank_ref) << c.name << " " << to_string(dca);
+        EXPECT_LE(d.loops.acceleration_residual, std::max(1e-6 * (1.0 + qdd_ref.norm()), tol.qdd))
+            << c.name << " " << to_string(dca) << " state " << s << " |dqdd| " << eq << " tol " << tol.qdd;
+      }
+    }
+  }
+  for (const Case& c : loop_cases()) EXPECT_GE(compared[c.name], 1) << c.name << ": no state compared";
+  if (verbose()) {
+    std::printf("[ dca loops ] worst |dqdd| / tol = %.3g, worst |dlambda| / tol = %.3g; %d inconsistent states\n",
+                worst_qdd, worst_lambda, inconsistent);
+    for (const auto& [name, n] : compared) std::printf("[ dca loops ] %s: %d states compared\n", name.c_str(), n);
+  }
+}
+
+TEST(DcaLoops, ThreadsGiveTheSerialResultBitForBit) {
+  for (const Case& c : {Case{"delta", build_delta()},
+                        Case{"random_revolute_4_loops", build_random_loops(40, 4, LoopJointType::Revolute, 1.5, 11)}}) {
+    Data d(c.model);
+    Rng rng(732);
+    const VecX q = assemble(c.model, d, integrate(c.model, neutral(c.model), random_vector(c.model.nv(), rng, 0.2)));
+    const VecX v = project_velocity(c.model, d, q, random_vector(c.model.nv(), rng));
+    const VecX tau = random_vector(c.model.nv(), rng);
+    for (ConstrainedMethod dca : {ConstrainedMethod::Dca, ConstrainedMethod::DcaAccurate}) {
+      ConstrainedOptions opt;
+      opt.method = dca;
+      opt.baumgarte_alpha = 1.0, opt.baumgarte_beta = 2.0;
+      const VecX serial = constrained_forward_dynamics(c.model, d, q, v, tau, opt);
+      const VecX lambda = d.loops.lambda;
+      for (int threads : {2, 3}) {
+        opt.threads = threads;
+        const VecX parallel = constrained_forward_dynamics(c.model, d, q, v, tau, opt);
+        EXPECT_TRUE(parallel == serial) << c.name << " threads " << threads;
+        EXPECT_TRUE(d.loops.lambda == lambda) << c.name << " threads " << threads;
+      }
+    }
+  }
+}
+
+TEST(DcaLoops, NoAllocationOnceWarm) {
+  const Model m = build_delta();
+  Data d(m);
+  Rng rng(733);
+  const VecX q = assemble(m, d, integrate(m, neutral(m), random_vector(m.nv(), rng, 0.2)));
+  const VecX v = project_velocity(m, d, q, random_vector(m.nv(), rng)), tau = random_vector(m.nv(), rng);
+  ConstrainedOptions opt;
+  opt.method = ConstrainedMethod::DcaAccurate;
+  constrained_forward_dynamics(m, d, q, v, tau, opt);
+#ifdef PLUCKER_COUNT_ALLOCATIONS
+  EXPECT_EQ(alloc_count::allocations([&] { constrained_forward_dynamics(m, d, q, v, tau, opt); }), 0);
+#endif
+}
+
+TEST(DcaLoops, BadInputIsRefusedWithClearErrors) {
+  const Model m = build_four_bar();
+  Data d(m);
+  const VecX q = neutral(m), z = VecX::Zero(m.nv());
+  ConstrainedOptions opt;
+  opt.method = ConstrainedMethod::Dca;
+  EXPECT_THROW(constrained_forward_dynamics(m, d, q, VecX::Zero(2), z, opt), InvalidArgument);
+  EXPECT_THROW(constrained_forward_dynamics(m, d, q, z, VecX::Zero(4), opt), InvalidArgument);
+  VecX bad = z;
+  bad[1] = std::nan("");
+  EXPECT_THROW(constrained_forward_dynamics(m, d, q, z, bad, opt), InvalidArgument);
+  opt.threads = 0;
+  expect_throw_containing<InvalidArgument>([&] { constrained_forward_dynamics(m, d, q, z, z, opt); },
+                                           "threads must be at least 1");
+  opt.threads = 1;
+  EXPECT_EQ(parse_constrained_method("dca"), ConstrainedMethod::Dca);
+  EXPECT_EQ(parse_constrained_method("dca_accurate"), ConstrainedMethod::DcaAccurate);
+  // Mimic relations are refused, naming the follower joint.
+  const Model g = geared_elbow();
+  Data dg(g);
+  expect_throw_containing<InvalidArgument>(
+      [&] { constrained_forward_dynamics(g, dg, neutral(g), VecX::Zero(2), VecX::Zero(2), opt); },
+      "mimic relation of joint 'elbow'");
+  // A body of singular inertia in a loop model: refused, naming the body.
+  Model massless = build_four_bar();
+  Model mm(massless.body_name(0));
+  for (int i = 1; i < massless.nbodies(); ++i)
+    mm.add_body(massless.parent(i), massless.joint(i), massless.X_tree(i),
+                i == 2 ? RigidBodyInertia() : massless.inertia(i), massless.body_name(i), massless.joint_name(i));
+  for (const LoopJoint& lj : massless.loop_joints()) mm.add_loop_joint(lj);
+  Data dm(mm);
+  expect_throw_containing<InvalidArgument>(
+      [&] { constrained_forward_dynamics(mm, dm, neutral(mm), VecX::Zero(3), VecX::Zero(3), opt); },
+      "'" + mm.body_name(2) + "' has a singular spatial inertia");
+}

@@ -22,15 +22,18 @@
 // split at the joint that halves it most evenly), the disassembly root first; the nodes of a
 // level are independent and run on a thread pool when threads > 1.
 #include <Eigen/Cholesky>
+#include <Eigen/Eigenvalues>
 #include <Eigen/LU>
 #include <Eigen/SVD>
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <thread>
 
+#include "algorithms/dca_loops.hpp"
 #include "algorithms/fd_kernels.hpp"
 #include "algorithms/thread_pool.hpp"
 
@@ -155,7 +158,7 @@ class Barrier {
 /// The assembly tree (from the topology, made once) and the scratch of one evaluation.
 struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
   static constexpr Slot slot = Slot::Dca;
-  explicit DcaWorkspace(const Model& model);
+  explicit DcaWorkspace(const Model& model, bool with_loops = false);
   DcaWorkspace(const DcaWorkspace& o) : WorkspaceOf<DcaWorkspace>(o) {  // the pool and its scratch are made again
     n = o.n;
     root = o.root;
@@ -199,6 +202,18 @@ struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
     root_rhs = o.root_rhs;
     root_f = o.root_f;
     root_lu = o.root_lu;
+    open = o.open;
+    close_begin = o.close_begin;
+    close_loop = o.close_loop;
+    loops = o.loops;
+    X_end = o.X_end;
+    loop_Y = o.loop_Y;
+    loop_g = o.loop_g;
+    G_begin = o.G_begin;
+    G_loop = o.G_loop;
+    rank_tolerance = o.rank_tolerance;
+    tree_deficient = o.tree_deficient;
+    loop_deficient = o.loop_deficient;
   }
 
   int nodes() const { return 2 * n - 1; }
@@ -246,6 +261,23 @@ struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
   std::vector<Vec6> g, zeta;       ///< per joint
   std::vector<Mat6x> Sd_world;     ///< per joint: Sd in world coordinates (Basic)
 
+  // Loop joints (made with with_loops; docs/dca.md, "Closed loops"). Loop joint l has two handles,
+  // ids n + 2l (its predecessor's end) and n + 2l + 1 (its successor's); they travel up the
+  // assembly tree like tree-joint handles until the node that holds both bodies, where the loop is
+  // closed by the assembly formula applied within that node. A node's slots hold its open handles
+  // first (open[node] of them, those its parent sees), then the pairs of the loops it closes.
+  std::vector<int> open;                     ///< per node: handles that continue to the parent
+  std::vector<int> close_begin, close_loop;  ///< per node: the loops closed there, close_loop[close_begin[node] ..)
+  std::vector<DcaLoop> loops;                ///< per loop: the hook's inputs, the results
+  std::vector<Transform> X_end;              ///< per loop end: end_X_body (C_X_0 0_X_body; Accurate)
+  std::vector<Mat6> loop_Y;                  ///< per loop: Y = T (T^T Phi T)^+ T^T
+  std::vector<Vec6> loop_g;                  ///< per loop: g
+  std::vector<int> G_begin;                  ///< per loop: its G_r (live handles, in order) at G_loop[G_begin[l]]
+  std::vector<Mat6> G_loop;
+  std::vector<char> tree_deficient;  ///< per joint: its T^T Phi T was rank-deficient (redundant with a loop)
+  std::vector<char> loop_deficient;  ///< per loop: its T^T Phi T was rank-deficient (redundant rows)
+  double rank_tolerance = 1e-10;
+
   // Threads (made by the first call with a thread count > 1).
   int threads = 1;
   std::unique_ptr<ThreadPool> pool;
@@ -257,7 +289,8 @@ struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
   std::atomic<int> failed_joint{0};        ///< a joint whose T^T Phi T is not positive definite (0: none)
 };
 
-DcaWorkspace::DcaWorkspace(const Model& model) : n(model.nbodies()) {
+DcaWorkspace::DcaWorkspace(const Model& model, bool with_loops) : n(model.nbodies()) {
+  const int nl = with_loops ? static_cast<int>(model.loop_joints().size()) : 0;
   // ---- per body: I^-1; per joint: S, Sd, T in body coordinates ----
   I_inv.assign(static_cast<std::size_t>(n), Mat6::Zero());
   S_body.resize(static_cast<std::size_t>(n));
@@ -410,6 +443,10 @@ DcaWorkspace::DcaWorkspace(const Model& model) : n(model.nbodies()) {
     if (b > 0) node_joints[b].push_back(b);
     for (int ch : model.children(b)) node_joints[b].push_back(ch);
   }
+  for (int l = 0; l < nl; ++l) {  // loop ends, after the tree handles
+    node_joints[model.loop_joints()[l].predecessor].push_back(n + 2 * l);
+    node_joints[model.loop_joints()[l].successor].push_back(n + 2 * l + 1);
+  }
   for (int b : regularised) node_joints[b].push_back(-b);  // the virtual handle of a regularised body
   std::vector<int> order;                                  // post-order of joint nodes
   {
@@ -429,16 +466,58 @@ DcaWorkspace::DcaWorkspace(const Model& model) : n(model.nbodies()) {
   }
   // Flat slots: leaves first (node order), then joint nodes in node order.
   h_begin.assign(static_cast<std::size_t>(nodes_total) + 1, 0);
-  // First count handles of joint nodes in post-order (they depend on the children's).
+  // First count handles of joint nodes in post-order (they depend on the children's): the
+  // children's open handles but joint k; the ends of a loop whose two ends meet here close here.
+  open.assign(static_cast<std::size_t>(nodes_total), 0);
+  for (int b = 0; b < n; ++b) open[b] = static_cast<int>(node_joints[b].size());
+  std::vector<std::vector<int>> closing(static_cast<std::size_t>(nodes_total));
+  std::vector<int> end_seen(static_cast<std::size_t>(2 * nl), -1);
   for (int node : order) {
     const int k = node - n + 1;
     std::vector<int>& J = node_joints[node];
-    for (int j : node_joints[child_a[node]])
-      if (j != k) J.push_back(j);
-    for (int j : node_joints[child_b[node]])
-      if (j != k) J.push_back(j);
+    for (int child : {child_a[node], child_b[node]})
+      for (int r = 0; r < open[child]; ++r) {
+        const int j = node_joints[child][r];
+        if (j == k) continue;
+        if (j >= n) {
+          const int e = j - n;
+          if (end_seen[e ^ 1] == node) {  // the other end came from the other child: close here
+            closing[node].push_back(e / 2);
+            end_seen[e] = node;
+            continue;
+          }
+          end_seen[e] = node;
+        }
+        J.push_back(j);
+      }
+    // The first end of each closing loop was taken as open: take it out.
+    std::erase_if(J, [&](int j) { return j >= n && end_seen[(j - n) ^ 1] == node; });
+    std::sort(closing[node].begin(), closing[node].end());
+    open[node] = static_cast<int>(J.size());
+    for (int l : closing[node]) J.push_back(n + 2 * l), J.push_back(n + 2 * l + 1);
     height[node] = 1 + std::max(height[child_a[node]], height[child_b[node]]);
   }
+  close_begin.assign(static_cast<std::size_t>(nodes_total) + 1, 0);
+  close_loop.clear();
+  G_begin.assign(static_cast<std::size_t>(nl), 0);
+  int g_total = 0;
+  for (int node = 0; node < nodes_total; ++node) {
+    const int c = static_cast<int>(closing[node].size());
+    for (int i = 0; i < c; ++i) {
+      close_loop.push_back(closing[node][i]);
+      G_begin[closing[node][i]] = g_total;
+      g_total += open[node] + 2 * (c - i - 1);  // the live handles at the i-th closure
+    }
+    close_begin[node + 1] = static_cast<int>(close_loop.size());
+  }
+  G_loop.assign(static_cast<std::size_t>(g_total), Mat6::Zero());
+  loops.assign(static_cast<std::size_t>(nl), DcaLoop());
+  for (DcaLoop& L : loops) L.T.resize(6, 0), L.S.resize(6, 0), L.c.setZero(), L.f_tau.setZero(), L.f.setZero();
+  X_end.assign(static_cast<std::size_t>(2 * nl), Transform());
+  loop_Y.assign(static_cast<std::size_t>(nl), Mat6::Zero());
+  loop_g.assign(static_cast<std::size_t>(nl), Vec6::Zero());
+  tree_deficient.assign(static_cast<std::size_t>(n), 0);
+  loop_deficient.assign(static_cast<std::size_t>(nl), 0);
   for (int node = 0; node < nodes_total; ++node)
     h_begin[node + 1] = h_begin[node] + static_cast<int>(node_joints[node].size());
   const int slots = h_begin[nodes_total];
@@ -526,6 +605,7 @@ void kinematics_pass(const Model& model, Data& data, DcaWorkspace& ws, const dou
 /// Accurate: the transform from the frame of the body on the parent side of joint j to joint j's
 /// handle frame, X_align_j j_X_parent (from body j itself it is X_align_j).
 Transform handle_frame(const DcaWorkspace& ws, const Data& data, int j) {
+  if (j >= ws.n) return ws.X_end[j - ws.n];  // a loop end: frame C
   return ws.aligned[j] ? ws.X_align[j] * data.X_up[j] : data.X_up[j];
 }
 
@@ -583,6 +663,31 @@ void leaf(const Model& model, const Data& data, DcaWorkspace& ws, int i, bool ba
   }
 }
 
+/// Y = T K^+ T^T for K = T^T Phi T (symmetric, at most 6 x 6) by its eigen-decomposition: the
+/// eigenvalues at or below `tolerance` times the largest count as zero (redundant constraint
+/// directions get no force); the cut is at least 1e-8 times the largest (sqrt(eps)): K is formed by
+/// subtractions, and its zero eigenvalues come out at a rounding error well above eps. Returns the
+/// rank, or -1 when K has a negative eigenvalue beyond rounding (below -1e-6 times the largest):
+/// not positive semi-definite.
+int pseudo_inverse_y(const MatK& K, const Mat6x& T, double tolerance, Mat6& Y) {
+  Eigen::SelfAdjointEigenSolver<MatK> eig(K);
+  const auto& e = eig.eigenvalues();
+  const int m = static_cast<int>(K.rows());
+  const double e_max = e.cwiseAbs().maxCoeff();
+  if (!(e.minCoeff() >= -1e-6 * e_max)) return -1;
+  const double cut = std::max(tolerance, 1e-8) * e_max;
+  MatK6 KpTt = eig.eigenvectors().transpose() * T.transpose();  // V^T T^T
+  int rank = 0;
+  for (int r = 0; r < m; ++r) {
+    const bool keep = e[r] > cut;
+    rank += keep ? 1 : 0;
+    KpTt.row(r) *= keep ? 1.0 / e[r] : 0.0;
+  }
+  Y.noalias() = (T * eig.eigenvectors()) * KpTt;  // T V diag(1/e) V^T T^T
+  symmetrize(Y);
+  return rank;
+}
+
 /// The assembly of joint k's node (the formula in the header comment). GY: scratch of
 /// max_handles matrices. False when T^T Phi T is not positive definite.
 bool assemble(const Model& model, DcaWorkspace& ws, int k, const double* tau, bool basic, Mat6* GY) {
@@ -606,7 +711,13 @@ bool assemble(const Model& model, DcaWorkspace& ws, int k, const double* tau, bo
   Phi = ws.block(A, ia, ia) + ws.block(B, ib, ib);  // Phi = Phi^A_kk + Phi^B_kk
   Mat6& Y = ws.Y[k];
   const int m = static_cast<int>(T.cols());
-  if (m > 0) {
+  if (m > 0 && !ws.loops.empty()) {
+    // With loop joints a tree joint's constraint can be redundant with a loop closed below it
+    // (a planar linkage modelled in 3D whose loop closed in a floating subassembly): pseudo-inverse.
+    const int rank = pseudo_inverse_y(MatK(T.transpose() * Phi * T), T, ws.rank_tolerance, Y);
+    if (rank < 0) return false;
+    ws.tree_deficient[k] = rank < m ? 1 : 0;
+  } else if (m > 0) {
     const MatK6 TtPhi = T.transpose() * Phi;
     const MatK K = TtPhi * T;  // T^T Phi T
     Eigen::LLT<MatK> llt(K);
@@ -667,10 +778,98 @@ bool assemble(const Model& model, DcaWorkspace& ws, int k, const double* tau, bo
   return true;
 }
 
+/// The closure of the i-th loop closed at `node` (its ends at slots open + 2i, open + 2i + 1): the
+/// assembly formula within one subassembly. With f the loop joint's force on the successor end s
+/// (-f on the predecessor end p), the coefficient of f in a_r is G_r = Phi_rs - Phi_rp, and
+///   Phi = Phi_ss + Phi_pp - Phi_sp - Phi_ps,  zeta = b_s - b_p - c
+///   Y = T (T^T Phi T)^+ T^T,  g = S u - Y (Phi S u + zeta)
+///   Phi_rt -= G_r Y G_t^T,  b_r += G_r g     (r, t: the handles still live)
+/// (T^T Phi T)^+ keeps the eigenvalues above rank_tolerance times the largest: redundant
+/// constraint directions get no force (the minimum-norm multipliers). False when T^T Phi T has a
+/// negative eigenvalue beyond rounding (not positive semi-definite).
+bool close_loop(DcaWorkspace& ws, int node, int i, bool basic, Mat6* GY) {
+  const int l = ws.close_loop[ws.close_begin[node] + i];
+  const int o = ws.open[node], h = ws.handles(node), s0 = ws.h_begin[node];
+  const int ip = o + 2 * i, is = ip + 1;
+  const DcaLoop& L = ws.loops[l];
+  Mat6x T = L.T;
+  Vec6 c = L.c, f_tau = L.f_tau;
+  if (basic) {  // C -> world: T and forces by C^T, the motion c by C^-1
+    T = forces_by_transpose(L.C, L.T);
+    c = Motion(ops::apply_inverse(L.C, Motion(c))).vector();
+    f_tau = Force(ops::apply_inverse(L.C, Force(f_tau))).vector();
+  }
+  const Mat6 Phi = ws.block(node, is, is) + ws.block(node, ip, ip) - ws.block(node, is, ip) - ws.block(node, ip, is);
+  Mat6& Y = ws.loop_Y[l];
+  const int m = static_cast<int>(T.cols());
+  int rank = 0;
+  if (m > 0) {
+    rank = pseudo_inverse_y(MatK(T.transpose() * Phi * T), T, ws.rank_tolerance, Y);
+    if (rank < 0) return false;
+    ws.loop_deficient[l] = rank < m ? 1 : 0;
+  } else {
+    Y.setZero();
+  }
+  ws.loops[l].rank = rank;
+  const Vec6 zeta = ws.bias[s0 + is] - ws.bias[s0 + ip] - c;  // b_s - b_p - c
+  ws.loop_g[l] = f_tau - Y * (Phi * f_tau + zeta);
+  const Vec6& g = ws.loop_g[l];
+  // The live handles: the open ones, then the ends of the loops closed after this one.
+  auto live = [&](int q) { return q < o ? q : q + 2 * (i + 1); };
+  const int n_live = h - 2 * (i + 1);
+  Mat6* G = ws.G_loop.data() + ws.G_begin[l];
+  for (int q = 0; q < n_live; ++q) {
+    const int r = live(q);
+    G[q] = ws.block(node, r, is) - ws.block(node, r, ip);  // G_r = Phi_rs - Phi_rp
+    GY[q].noalias() = G[q] * Y;
+  }
+  for (int q = 0; q < n_live; ++q) {
+    const int r = live(q);
+    ws.bias[s0 + r].noalias() += G[q] * g;  // b_r += G_r g
+    for (int t = q; t < n_live; ++t) {
+      Mat6& out = ws.block(node, r, live(t));
+      out.noalias() -= GY[q] * G[t].transpose();  // Phi_rt -= G_r Y G_t^T
+      if (t == q)
+        symmetrize(out);
+      else
+        ws.block(node, live(t), r) = out.transpose();
+    }
+  }
+  return true;
+}
+
+/// The disassembly of the i-th loop closed at `node`: f = g - Y sum_r G_r^T f_r over the live
+/// handles (their forces known: the open ones from the parent, those of later loops already).
+void open_loop(DcaWorkspace& ws, int node, int i, bool basic) {
+  const int l = ws.close_loop[ws.close_begin[node] + i];
+  const int o = ws.open[node], h = ws.handles(node), s0 = ws.h_begin[node];
+  const int ip = o + 2 * i, is = ip + 1;
+  const int n_live = h - 2 * (i + 1);
+  const Mat6* G = ws.G_loop.data() + ws.G_begin[l];
+  Vec6 w = Vec6::Zero();
+  for (int q = 0; q < n_live; ++q) w.noalias() += G[q].transpose() * ws.force[s0 + (q < o ? q : q + 2 * (i + 1))];
+  const Vec6 f = ws.loop_g[l] - ws.loop_Y[l] * w;
+  ws.force[s0 + is] = f;
+  ws.force[s0 + ip] = -f;
+  DcaLoop& L = ws.loops[l];
+  L.f = basic ? Force(ops::apply(L.C, Force(f))).vector() : f;  // in C
+}
+
+/// Assembly of joint k's node and the closure of the loops that meet there. 0, k (T^T Phi T of
+/// joint k not positive definite) or -(2 + l) (loop l's not positive semi-definite).
+int assemble_node(const Model& model, DcaWorkspace& ws, int k, const double* tau, bool basic, Mat6* GY) {
+  if (!assemble(model, ws, k, tau, basic, GY)) return k;
+  const int node = DcaWorkspace::joint_node(ws.n, k);
+  for (int i = 0; i < ws.close_begin[node + 1] - ws.close_begin[node]; ++i)
+    if (!close_loop(ws, node, i, basic, GY)) return -(2 + ws.close_loop[ws.close_begin[node] + i]);
+  return 0;
+}
+
 /// The disassembly of joint k's node: the joint force f from the forces on the node's handles,
 /// qdd_k, and the forces on the two children's handles.
 void disassemble(const Model& model, DcaWorkspace& ws, int k, double* qdd, bool basic) {
   const int node = DcaWorkspace::joint_node(ws.n, k), A = ws.node_a[k], B = ws.node_b[k];
+  for (int i = ws.close_begin[node + 1] - ws.close_begin[node]; i-- > 0;) open_loop(ws, node, i, basic);
   const int ia = ws.slot_a[k] - ws.h_begin[A], ib = ws.slot_b[k] - ws.h_begin[B];
   const int h = ws.handles(node), s0 = ws.h_begin[node];
   Vec6 w = Vec6::Zero();  // sum_j G_j^T f_j
@@ -702,7 +901,7 @@ void disassemble(const Model& model, DcaWorkspace& ws, int k, double* qdd, bool 
 /// singular exactly when this system is).
 bool solve_root(DcaWorkspace& ws, bool basic) {
   if (ws.root < ws.n) return true;
-  const int m = ws.handles(ws.root), s0 = ws.h_begin[ws.root];
+  const int m = ws.open[ws.root], s0 = ws.h_begin[ws.root];
   if (m == 0) return true;
   for (int r = 0; r < m; ++r) {
     const int body = -ws.h_joint[s0 + r];
@@ -810,19 +1009,26 @@ void make_schedule(const Model& model, DcaWorkspace& ws, int threads) {
 /// virtual handles is singular.
 template <ForceInput F>
 int dca_impl(const Model& model, Data& data, DcaWorkspace& ws, const double* q, const double* qd, const double* tau,
-             const Force* f_ext, bool basic, int threads) {
+             const Force* f_ext, bool basic, int threads, const DcaLoopHook* hook = nullptr) {
   evaluate_sincos(data, q);
   kinematics_pass<F>(model, data, ws, q, qd, f_ext,
-                     basic || F == ForceInput::World || F == ForceInput::LocalWorldAligned);
+                     hook != nullptr || basic || F == ForceInput::World || F == ForceInput::LocalWorldAligned);
+  if (hook != nullptr) {  // the loops' frames and terms from the poses and velocities
+    for (int i = 1; i < ws.n; ++i) data.X_base[i] = ws.X_base[i];
+    hook->terms(model, data, ws.loops);
+    for (std::size_t l = 0; l < ws.loops.size(); ++l) {
+      const LoopJoint& joint = model.loop_joints()[l];
+      ws.X_end[2 * l] = ws.loops[l].C * ws.X_base[joint.predecessor].inverse();
+      ws.X_end[2 * l + 1] = ws.loops[l].C * ws.X_base[joint.successor].inverse();
+    }
+  }
   double* qdd = data.qdd.data();
   if (threads <= 1 || ws.n <= 2) {
     if (ws.scratch.empty()) ws.scratch.assign(1, std::vector<Mat6>(static_cast<std::size_t>(ws.max_handles)));
     Mat6* GY = ws.scratch[0].data();
     for (int i = 0; i < ws.n; ++i) leaf(model, data, ws, i, basic);
-    for (int node : ws.level_nodes) {  // ascending height: children before parents
-      const int k = node - ws.n + 1;
-      if (!assemble(model, ws, k, tau, basic, GY)) return k;
-    }
+    for (int node : ws.level_nodes)  // ascending height: children before parents
+      if (const int status = assemble_node(model, ws, node - ws.n + 1, tau, basic, GY); status != 0) return status;
     if (!solve_root(ws, basic)) return -1;
     for (std::size_t m = ws.level_nodes.size(); m-- > 0;)
       disassemble(model, ws, ws.level_nodes[m] - ws.n + 1, qdd, basic);
@@ -848,14 +1054,14 @@ int dca_impl(const Model& model, Data& data, DcaWorkspace& ws, const double* q, 
       for (int node : ws.subtrees[static_cast<std::size_t>(f)]) {  // leaves and assembly, children first
         if (node < ws.n)
           leaf(model, data, ws, node, basic);
-        else if (!assemble(model, ws, joint(node), tau, basic, GY))
-          ws.failed_joint.store(joint(node), std::memory_order_relaxed);
+        else if (const int status = assemble_node(model, ws, joint(node), tau, basic, GY); status != 0)
+          ws.failed_joint.store(status, std::memory_order_relaxed);
       }
     ws.barrier->wait();
     if (t == 0 && ws.failed_joint.load(std::memory_order_relaxed) == 0) {  // the top, on the calling thread
       for (int node : ws.top)
-        if (!assemble(model, ws, joint(node), tau, basic, GY)) {
-          ws.failed_joint.store(joint(node), std::memory_order_relaxed);
+        if (const int status = assemble_node(model, ws, joint(node), tau, basic, GY); status != 0) {
+          ws.failed_joint.store(status, std::memory_order_relaxed);
           break;
         }
       if (ws.failed_joint.load(std::memory_order_relaxed) == 0 && !solve_root(ws, basic))
@@ -926,6 +1132,52 @@ const VecX& forward_dynamics_dca(const Model& model, Data& data, const Eigen::Re
   detail::check_finite_result(model, data, data.qdd, fn, "qdd");
   return data.qdd;
 }
+
+namespace detail {
+
+/// The DCA's workspace for constrained_forward_dynamics: the assembly tree with loop handles.
+struct DcaLoopsWorkspace : WorkspaceOf<DcaLoopsWorkspace> {
+  static constexpr Slot slot = Slot::DcaLoops;
+  explicit DcaLoopsWorkspace(const Model& model) : ws(model, true) {}
+  DcaWorkspace ws;
+};
+
+DcaLoopsResult forward_dynamics_dca_loops(const Model& model, Data& data, const double* q, const double* v,
+                                          const double* tau, bool basic, int threads, double rank_tolerance,
+                                          const DcaLoopHook& hook) {
+  const char* fn = basic ? "constrained_forward_dynamics (dca)" : "constrained_forward_dynamics (dca_accurate)";
+  if (!model.mimics().empty())
+    throw InvalidArgument(std::string(fn) + ": the mimic relation of joint '" +
+                          model.joint_name(model.mimics().front().follower) +
+                          "' is not a joint between two handles; the divide-and-conquer method covers loop joints "
+                          "only (use kkt, range_space or null_space)");
+  for (const LoopJoint& joint : model.loop_joints())
+    if (joint.predecessor == joint.successor)
+      throw InvalidArgument(std::string(fn) + ": loop joint '" + joint.name + "' joins body '" +
+                            model.body_name(joint.successor) +
+                            "' to itself; the divide-and-conquer method needs two distinct bodies");
+  if (threads < 1)
+    throw InvalidArgument(std::string(fn) + ": threads must be at least 1, got " + std::to_string(threads));
+  DcaWorkspace& ws = workspace<DcaLoopsWorkspace>(model, data).ws;
+  if (!ws.regularised.empty())
+    throw InvalidArgument(std::string(fn) + ": body '" + model.body_name(ws.singular_body) +
+                          "' has a singular spatial inertia (massless or a point mass); the divide-and-conquer "
+                          "method with loop joints needs every body's inertia positive definite (use kkt or "
+                          "range_space)");
+  ws.rank_tolerance = rank_tolerance;
+  const int status = dca_impl<ForceInput::None>(model, data, ws, q, v, tau, nullptr, basic, threads, &hook);
+  if (status > 0) throw_not_positive(model, status);
+  if (status < -1)
+    throw NumericalError(std::string(fn) + ": T^T Phi T of loop joint '" + model.loop_joints()[-status - 2].name +
+                         "' is not positive semi-definite to working precision");
+  check_finite_result(model, data, data.qdd, fn, "qdd");
+  // Any constraint direction dropped (a loop's or a tree joint's): the constraints are redundant.
+  const bool deficient = std::find(ws.tree_deficient.begin(), ws.tree_deficient.end(), 1) != ws.tree_deficient.end() ||
+                         std::find(ws.loop_deficient.begin(), ws.loop_deficient.end(), 1) != ws.loop_deficient.end();
+  return {ws.loops, deficient};
+}
+
+}  // namespace detail
 
 DcaCost dca_cost(const Model& model, DcaVariant variant) {
   const detail::DcaWorkspace ws(model);

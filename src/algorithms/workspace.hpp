@@ -36,7 +36,8 @@ enum class Slot : int {
   Contact,
   GlobalSparse,  ///< global_sparse and cfa (global_kernels.hpp)
   Dca,           ///< forward_dynamics_dca (dca.cpp)
-  Last = Dca
+  DcaLoops,      ///< constrained_forward_dynamics by the DCA (dca.cpp, its loop handles)
+  Last = DcaLoops
 };
 static_assert(static_cast<int>(Slot::Last) < kWorkspaceSlots);
 

@@ -24,6 +24,10 @@ std::string_view to_string(ConstrainedMethod method) {
       return "range_space";
     case ConstrainedMethod::NullSpace:
       return "null_space";
+    case ConstrainedMethod::Dca:
+      return "dca";
+    case ConstrainedMethod::DcaAccurate:
+      return "dca_accurate";
   }
   return "?";
 }
@@ -32,8 +36,10 @@ ConstrainedMethod parse_constrained_method(std::string_view name) {
   if (name == "kkt") return ConstrainedMethod::Kkt;
   if (name == "range_space" || name == "range") return ConstrainedMethod::RangeSpace;
   if (name == "null_space" || name == "null") return ConstrainedMethod::NullSpace;
+  if (name == "dca") return ConstrainedMethod::Dca;
+  if (name == "dca_accurate") return ConstrainedMethod::DcaAccurate;
   throw InvalidArgument("unknown constrained forward-dynamics method '" + std::string(name) +
-                        "' (valid: kkt, range_space, null_space)");
+                        "' (valid: kkt, range_space, null_space, dca, dca_accurate)");
 }
 
 LoopsWorkspace::LoopsWorkspace(const Model& model) : n(model.nv()), nc(model.num_constraints()) {
@@ -63,6 +69,11 @@ LoopsWorkspace::LoopsWorkspace(const Model& model) : n(model.nv()), nc(model.num
 }
 
 namespace detail {
+
+/// constrained_forward_dynamics by the divide-and-conquer algorithm (constrained_dca.cpp).
+const VecX& constrained_forward_dynamics_dca(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
+                                             const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
+                                             const ConstrainedOptions& options);
 
 namespace {
 
@@ -215,6 +226,8 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
       !(options.rank_tolerance > 0.0) || !(options.rank_tolerance < 1.0))
     throw InvalidArgument("constrained_forward_dynamics: Baumgarte gains must be finite and rank_tolerance in (0, 1)");
 
+  if (options.method == ConstrainedMethod::Dca || options.method == ConstrainedMethod::DcaAccurate)
+    return detail::constrained_forward_dynamics_dca(model, data, q, v, tau, options);
   if (nc == 0) {  // a tree: ordinary forward dynamics
     data.loops.rank = 0;
     data.loops.acceleration_residual = 0.0;
@@ -347,6 +360,9 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
       ws.tau_c -= ws.rhs;
       break;
     }
+    case ConstrainedMethod::Dca:
+    case ConstrainedMethod::DcaAccurate:
+      break;  // dispatched to constrained_forward_dynamics_dca above
   }
   detail::min_norm_multipliers(ws, r, ws.tau_c, data.loops.lambda);
   ws.tmp_nc.noalias() = L * qdd;

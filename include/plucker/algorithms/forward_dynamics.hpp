@@ -226,7 +226,8 @@ enum class DcaVariant : int { Basic, Accurate };
 /// the root gives every joint force and acceleration. With threads > 1 each level of the
 /// assembly tree runs on a pool of that many threads (kept in data, started on the first call
 /// with that count). f_ext and frame as in aba. Kinematic trees only (a model with loop joints
-/// is solved as its spanning tree, as by forward_dynamics). A body of singular spatial inertia
+/// is solved as its spanning tree, as by forward_dynamics; constrained_forward_dynamics with
+/// ConstrainedMethod::Dca or DcaAccurate closes the loops within the same assembly). A body of singular spatial inertia
 /// (massless, a point mass) is given a regularising inertia whose effect is cancelled exactly by a
 /// force solved for at the root; with such bodies the ABA's pivots decide whether M is singular
 /// (SingularError naming the joint). No heap allocation once warm (with threads fixed). Returns

@@ -22,9 +22,15 @@ enum class ConstrainedMethod : int {
   RangeSpace,  ///< "range_space": lambda first by Eq. 21 with O(n) tree solves, O(n nc^2 + nc^3); a state
                ///< where L M^-1 L^T has cond > 1 / (1e3 eps) is solved as kkt (data.loops.range_space_fell_back)
   NullSpace,   ///< "null_space": qdd = K y + qdd0 with L K = 0, then Eq. 22, for few independent DoF
+  /// "dca": the divide-and-conquer algorithm (Featherstone 1999) with each loop joint closed by the
+  /// assembly formula at the subassembly where its two bodies first meet; world coordinates
+  /// (DcaVariant::Basic). Loop joints only: a model with mimic relations is refused.
+  Dca,
+  DcaAccurate,  ///< "dca_accurate": as "dca", each handle in its own frame (DcaVariant::Accurate)
 };
 std::string_view to_string(ConstrainedMethod method);
-/// "kkt", "range_space" (also "range"), "null_space" (also "null"); throws InvalidArgument.
+/// "kkt", "range_space" (also "range"), "null_space" (also "null"), "dca", "dca_accurate"; throws
+/// InvalidArgument.
 ConstrainedMethod parse_constrained_method(std::string_view name);
 
 struct ConstrainedOptions {
@@ -38,6 +44,8 @@ struct ConstrainedOptions {
   /// Actuator forces of the actuated loop joints, size Model::num_loop_actuators() (empty:
   /// zero), in their joint's motion subspace (e.g. the torque about a revolute loop joint's axis).
   VecX loop_joint_forces;
+  /// Threads of the methods dca and dca_accurate (as forward_dynamics_dca's); ignored by the others.
+  int threads = 1;
 };
 
 /// qdd and lambda of Eq. 20 (lambda: size num_constraints, minimum norm). Results in data.qdd
