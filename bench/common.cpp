@@ -257,6 +257,14 @@ void make_pool(Bundle& b, int n) {
     for (int k = 0; k < nv; ++k) b.TAU(k, i) = 10.0 * unit(rng);
   }
   b.data = std::make_unique<plucker::Data>(b.model);
+  b.tasks.clear();
+  if (b.name.rfind("talos_full", 0) == 0) {
+    for (const char* frame :
+         {"left_sole_link", "right_sole_link", "wrist_left_ft_tool_link", "wrist_right_ft_tool_link"})
+      b.tasks.push_back(plucker::OperationalTask::named(b.model, frame));
+  } else {
+    b.tasks.push_back(plucker::OperationalTask::of_body(b.model.nbodies() - 1));
+  }
 }
 
 StatePool pool_of(const Bundle& b) {
@@ -277,6 +285,12 @@ StatePool pool_of(const Bundle& b) {
 namespace {
 void fd(Bundle& b, int i, plucker::ForwardDynamicsMethod m) {
   plucker::forward_dynamics(b.model, *b.data, b.q(i), b.v(i), b.tau(i), m);
+}
+/// Lambda (with J and Lambda^-1) of b.tasks, the quantity the 2010 and 2012 papers time.
+void opspace(Bundle& b, int i, plucker::OperationalSpaceMethod m) {
+  plucker::OperationalSpaceOptions options;
+  options.outputs = plucker::kOutputLambda;
+  plucker::operational_space(b.model, *b.data, b.q(i), b.v(i), b.tasks, plucker::ReferenceFrame::Local, m, options);
 }
 }  // namespace
 
@@ -310,6 +324,10 @@ const std::vector<Algorithm> kAlgorithms = {
   {"fd_dca", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::Dca); }},
   {"fd_dca_accurate", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::DcaAccurate); }},
   {"fd_auto", true, std::nullopt, [](Bundle& b, int i) { fd(b, i, plucker::ForwardDynamicsMethod::Auto); }},
+  {"opspace_dense", true, std::nullopt, [](Bundle& b, int i) { opspace(b, i, plucker::OperationalSpaceMethod::Dense); }},
+  {"opspace_sparse", true, std::nullopt, [](Bundle& b, int i) { opspace(b, i, plucker::OperationalSpaceMethod::Sparse); }},
+  {"opspace_recursive", true, std::nullopt, [](Bundle& b, int i) { opspace(b, i, plucker::OperationalSpaceMethod::Recursive); }},
+  {"opspace_efpa", true, std::nullopt, [](Bundle& b, int i) { opspace(b, i, plucker::OperationalSpaceMethod::Efpa); }},
 };
 // clang-format on
 

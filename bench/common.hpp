@@ -143,6 +143,9 @@ struct Bundle {
   std::string singular;                        // non-empty: forward dynamics undefined, why
   std::map<std::string, std::string> skipped;  // algorithm -> why (plucker side)
   std::vector<PeerEntry> peers;
+  /// The task frames of the operational-space rows (make_pool): talos_full's soles and wrist
+  /// tools (issue #18's 4 end-effectors), else the last body; 6 rows each.
+  std::vector<plucker::OperationalTask> tasks;
 
   auto q(int i) const { return Q.col(i); }
   auto v(int i) const { return V.col(i); }

@@ -311,6 +311,23 @@ def main():
     w("")
     w(f"RNEA yardstick: {clang_pass} of {clang_total} targets met; MuJoCo yardstick: {mj_pass} of {mj_total}.")
     w("")
+    op_methods = ["dense", "sparse", "recursive", "efpa"]
+    op_models = [m for m in models if all((m, "opspace_" + x) in ns for x in op_methods)]
+    if op_models:
+        w("## Operational space: Lambda of the task frames")
+        w("")
+        w("`operational_space(..., outputs=Lambda)` (J, Lambda^-1 and Lambda) by each method, median ns per call. "
+          "Tasks: on talos_full_ff both soles and both wrist tool frames (4 x 6 rows, the issue's four "
+          "end-effectors); on the other models the last body (6 rows). The issue's target: `sparse` and "
+          "`efpa` faster than `dense` on talos_full with 4 end-effectors.")
+        w("")
+        w("| model | dense ns | sparse ns | recursive ns | efpa ns | dense / sparse | dense / recursive | dense / efpa |")
+        w("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for model in op_models:
+            t = {x: ns[(model, "opspace_" + x)].get("plucker") for x in op_methods}
+            w(f"| {model} | " + " | ".join(fmt_ns(t[x]) for x in op_methods) + " | " +
+              " | ".join(fmt_ratio(t["dense"] / t[x] if t[x] else None) for x in op_methods[1:]) + " |")
+        w("")
     batch = read_json(os.path.join(args.dir, "batch.json"), [])
     if batch:
         w("## Batched evaluation (`rnea_batch`, `crba_batch`, `crba_batch_packed`, `aba_batch`)")
