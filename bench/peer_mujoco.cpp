@@ -375,15 +375,19 @@ class MujocoTransitionFd final : public TransitionFd {
     // plucker's qdd = S qacc + c(q, v) with MuJoCo's state (q_mj, v_mj) a function of plucker's:
     //   T   = d v_mj / d v = d q_mj / d q (tangents)   (mj x ours)
     //   Dvq = d v_mj / d q at fixed plucker v          (mj x ours)
+    //   Dfq = d qfrc_mj / d q at fixed plucker tau     (mj x ours; the free joint's force is
+    //         fixed in body axes for plucker, in world axes in qfrc_applied)
     //   S   = d qdd / d qacc                            (ours x mj)
     //   Pq, Pv: the explicit q- and v-dependence of the conversion (ours x ours)
-    // so dqdd/dq = S (Gq T + Gv Dvq) + Pq and dqdd/dv = S Gv T + Pv. Free joint (peers.hpp):
-    // v_mj = [R v_o; w], qacc = [R (a_o + w x v_o); dw]; a rotation tangent e_k turns R into
+    // so dqdd/dq = S (Gq T + Gv Dvq + M^-1 Dfq) + Pq and dqdd/dv = S Gv T + Pv (M^-1: MuJoCo's
+    // factor of the nominal mj_forward). Free joint (peers.hpp): v_mj = [R v_o; w],
+    // qacc = [R (a_o + w x v_o); dw], qfrc = [R f; n]; a rotation tangent e_k turns R into
     // R exp(e_k^), a translation tangent moves the origin by R e_k.
-    std::vector<double> T(nn, 0.0), S(nn, 0.0), Dvq(nn, 0.0), Pq(nn, 0.0), Pv(nn, 0.0);
+    std::vector<double> T(nn, 0.0), S(nn, 0.0), Dvq(nn, 0.0), Dfq(nn, 0.0), Pq(nn, 0.0), Pv(nn, 0.0);
     auto at = [nv](std::vector<double>& M, int r, int c) -> double& { return M[static_cast<std::size_t>(r) * nv + c]; };
     const double* q = p_->pool()->qi(i);
     const double* v = p_->pool()->vi(i);
+    const double* tau = p_->pool()->taui(i);
     for (const MujocoPeer::J& j : p_->joints()) {
       const int o = j.desc.idx_v, a = j.dadr;
       if (!j.desc.free_flyer) {
@@ -391,9 +395,10 @@ class MujocoTransitionFd final : public TransitionFd {
         at(S, o, a) = 1.0;
         continue;
       }
-      double R[9], Svo[9], Sw[9], Salin[9], alin[3];
+      double R[9], Svo[9], Sw[9], Salin[9], Sf[9], alin[3];
       quat_xyzw_to_rot(q + j.desc.idx_q + 3, R);
-      const double *w = v + o, *vo = w + 3;
+      const double *w = v + o, *vo = w + 3, *f = tau + o + 3;
+      skew3(f, Sf);
       rot_tmul(R, qacc + a, alin);  // R^T qacc_lin = a_o + w x v_o
       skew3(vo, Svo);
       skew3(w, Sw);
@@ -407,6 +412,9 @@ class MujocoTransitionFd final : public TransitionFd {
           double rs = 0.0;                         // d (R v_o) / d rotation tangent = -R skew(v_o)
           for (int k = 0; k < 3; ++k) rs += R[3 * r + k] * Svo[3 * k + c];
           at(Dvq, a + r, o + c) = -rs;
+          double rf = 0.0;  // d (R f) / d rotation tangent = -R skew(f), f: the body-frame force
+          for (int k = 0; k < 3; ++k) rf += R[3 * r + k] * Sf[3 * k + c];
+          at(Dfq, a + r, o + c) = -rf;
           at(Pq, o + 3 + r, o + c) = Salin[3 * r + c];    // d (R^T x) / d rotation tangent = skew(R^T x)
           at(Pv, o + 3 + r, o + c) = Svo[3 * r + c];      // d (-w x v_o) / d w = skew(v_o)
           at(Pv, o + 3 + r, o + 3 + c) = -Sw[3 * r + c];  // d (-w x v_o) / d v_o = -skew(w)
@@ -416,6 +424,14 @@ class MujocoTransitionFd final : public TransitionFd {
     matmul(Gq, T, nv, nv, nv, GqT);
     matmul(Gv, Dvq, nv, nv, nv, GvD);
     for (std::size_t k = 0; k < nn; ++k) GqT[k] += GvD[k];
+    std::vector<double> col(nv), sol(nv);  // + M^-1 Dfq, column by column
+    for (int c = 0; c < nv; ++c) {
+      bool any = false;
+      for (int r = 0; r < nv; ++r) any |= (col[r] = at(Dfq, r, c)) != 0.0;
+      if (!any) continue;
+      mj_solveM(m, p_->data(), sol.data(), col.data(), 1);
+      for (int r = 0; r < nv; ++r) at(GqT, r, c) += sol[r];
+    }
     matmul(S, GqT, nv, nv, nv, X);
     matmul(Gv, T, nv, nv, nv, GvT);
     matmul(S, GvT, nv, nv, nv, Y);

@@ -127,8 +127,9 @@ PLUCKER_BENCH_PEER_API std::string mujoco_contact_timing(const ModelDesc& model,
 /// MuJoCo's finite-difference transition derivatives (plucker_bench --derivatives,
 /// bench/derivatives_peer.cpp). mjd_transitionFD differentiates ONE mj_step, x' = step(x, u), with
 /// x = [q tangent (nv); qvel (nv); act (na)]: A = dx'/dx is (2 nv + na) x (2 nv + na), one column
-/// per perturbed state coordinate, each column a full step (forward differences: one perturbed
-/// step per column plus the nominal one; centered: two per column). The model is the peer's of
+/// per perturbed state coordinate, each column an mj_step (forward differences: one perturbed
+/// step per column plus the nominal one; centered: two per column; the velocity columns skip the
+/// position stage, mj_stepSkip(mjSTAGE_POS), in MuJoCo's source). The model is the peer's of
 /// make_mujoco_peer (same dynamics), with MuJoCo's Euler integrator (v' = v + h qdd,
 /// q' = q + h v') at its default time step, no actuators (na = nu = 0) and no sensors; the state's
 /// tau enters as qfrc_applied.
@@ -151,7 +152,7 @@ class TransitionFd {
   /// d qdd / d q and d qdd / d v of state i in plucker's coordinates (nv x nv, column-major;
   /// tangent columns as plucker's aba_derivatives), recovered from the velocity rows of A:
   /// dv'/dq = h dqdd/dq, dv'/dv = I + h dqdd/dv in MuJoCo's coordinates, then mapped (the
-  /// free joint exactly, including the terms from its velocity and acceleration conversions).
+  /// free joint exactly, including the terms from its velocity, acceleration and force conversions).
   virtual void qdd_derivatives(int i, bool centered, double* dqdd_dq, double* dqdd_dv) = 0;
 };
 #ifdef PLUCKER_HAVE_MUJOCO
