@@ -115,7 +115,7 @@ def derivatives_section(w, d):
     w(f"`plucker_bench --derivatives`: plucker's analytical `rnea_derivatives` and `aba_derivatives` "
       f"(with `aba`, the unit of the yardstick) beside MuJoCo's finite-difference `mjd_transitionFD`, "
       f"forward (centered = 0) and centered (centered = 1), eps = {d['eps']:g}, and `mj_forward` for "
-      f"scale, on the same pool of {d['pool']} states; median ns per call over {d['reps']} interleaved "
+      f"scale, on the same pool of {d['pool']} states; median CPU ns per call (the thread's CPU time) over {d['reps']} interleaved "
       f"rounds, pinned to one CPU (load {d['load']}). The MuJoCo model has the dynamics of the other "
       "MuJoCo rows (no armature, damping, limits, actuators or contacts) and the Euler integrator. "
       "**These are not the same function:** `mjd_transitionFD` differentiates one `mj_step` "
