@@ -10,7 +10,9 @@
 #                    build/demo/viewer/ (installs nodejs/npm if missing; skipped without them)
 #   make bench       -march=native build in build-bench/, run plucker_bench $(BENCH_ARGS)
 #                    (table; build/bench/results.json), plucker_bench --batch (batched
-#                    throughput; build/bench/batch.json), then bench/make_report.py
+#                    throughput; build/bench/batch.json), plucker_bench --derivatives
+#                    (analytical derivatives vs MuJoCo's mjd_transitionFD;
+#                    build/bench/derivatives_peer.json), then bench/make_report.py
 #                    (docs/benchmarks.md)
 #   make bench-clang the same built by clang++ in build-bench-clang/ (docs/benchmarks-clang.md)
 #   make bench-scaling  same build, plucker_bench --scaling, bench/plot_scaling.py
@@ -107,6 +109,7 @@ bench:
 	  $(CMAKE) --build build-bench --target plucker_bench -j$(JOBS) && \
 	  build-bench/plucker_bench $(BENCH_ARGS) && \
 	  build-bench/plucker_bench --batch && \
+	  build-bench/plucker_bench --derivatives && \
 	  $(PYTHON) bench/make_report.py; \
 	else \
 	  echo "make bench: no bench/*.cpp yet"; \

@@ -312,5 +312,6 @@ int run_dca_accuracy(const std::string& out_dir, const std::string& models);  //
 int run_dca_timing(const Options& opt);                                       // dca_study.cpp
 int run_large_model(int links, const std::string& out_dir);                   // large_model.cpp
 int run_contact(const Options& opt);                                          // contact.cpp
+int run_derivatives_peer(const Options& opt);                                 // derivatives_peer.cpp
 
 }  // namespace plucker_bench

@@ -14,7 +14,8 @@ using plucker_bench::Options;
 
 void usage() {
   std::cout
-      << "usage: plucker_bench [--scaling | --micro | --fd | --batch | --contact | --large=N] [--reps=N] "
+      << "usage: plucker_bench [--scaling | --micro | --fd | --batch | --contact | --derivatives | --large=N] "
+         "[--reps=N] "
          "[--min_time=SECONDS] "
          "[--models=REGEX]\n"
          "                     [--no_peers] [--out=DIR] [--benchmark_* flags]\n"
@@ -31,6 +32,8 @@ void usage() {
          "                  <out>/fd_global.json\n"
          "  --contact   solo12 with 4 foot contacts: plucker's Simulator (compliant, rigid) vs MuJoCo's\n"
          "              mj_step, steps/s on 1 and 2 threads: <out>/contact.json\n"
+         "  --derivatives   rnea/aba_derivatives vs MuJoCo's mjd_transitionFD (forward, centered) and\n"
+         "              mj_forward on the headline models, and their agreement: <out>/derivatives_peer.json\n"
          "  --dca_accuracy  aba and the divide-and-conquer algorithm vs a quad reference, N = 4..1024:\n"
          "                  <out>/dca_accuracy.json\n"
          "  --dca_timing    divide-and-conquer algorithm, 1 and 2 threads, vs the ABA: <out>/dca_timing.json\n"
@@ -62,7 +65,7 @@ int main(int argc, char** argv) {
   std::vector<char*> rest = {argv[0]};
   bool user_filter = false, user_interleave = false, fd_accuracy = false, dca_accuracy = false, dca_timing = false;
   int large = 0;
-  bool contact = false;
+  bool contact = false, derivatives = false;
   for (int k = 1; k < argc; ++k) {
     const std::string a = argv[k];
     auto value = [&](const std::string& key) { return a.substr(key.size()); };
@@ -78,6 +81,8 @@ int main(int argc, char** argv) {
       return plucker_bench::run_fd_ops(value("--fd_ops="));
     else if (a == "--contact")
       contact = true;
+    else if (a == "--derivatives")
+      derivatives = true;
     else if (a == "--fd_accuracy")
       fd_accuracy = true;
     else if (a == "--fd_global")
@@ -108,6 +113,7 @@ int main(int argc, char** argv) {
     }
   }
   if (contact) return plucker_bench::run_contact(opt);
+  if (derivatives) return plucker_bench::run_derivatives_peer(opt);
   if (fd_accuracy) return plucker_bench::run_fd_accuracy(opt.out, opt.models);
   if (dca_accuracy) return plucker_bench::run_dca_accuracy(opt.out, opt.models);
   if (dca_timing) return plucker_bench::run_dca_timing(opt);

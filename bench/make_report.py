@@ -6,6 +6,8 @@ Reads (written by `build-bench/plucker_bench`, i.e. `make bench`):
   build/bench/meta.json       date, compiler, flags, repetitions, methods, models
   build/bench/agreement.txt   the agreement check of every (peer, model) pair, and notes
   build/bench/batch.json      (optional, `plucker_bench --batch`) batched throughput
+  build/bench/derivatives_peer.json  (optional, `plucker_bench --derivatives`) analytical
+                              derivatives against MuJoCo's mjd_transitionFD
   bench/report_notes.md       (optional) hand-written closing notes, appended verbatim
 Writes docs/benchmarks.md (machine description from /proc/cpuinfo and `uname -a`).
 
@@ -102,6 +104,76 @@ def fmt_ns(x):
 
 def fmt_ratio(x):
     return "–" if x is None else f"{x:.2f}"
+
+
+def derivatives_section(w, d):
+    """The section of `plucker_bench --derivatives` (nothing when its file is absent)."""
+    if not d or not d.get("models"):
+        return
+    w("## Derivatives against MuJoCo's mjd_transitionFD")
+    w("")
+    w(f"`plucker_bench --derivatives`: plucker's analytical `rnea_derivatives` and `aba_derivatives` "
+      f"(with `aba`, the unit of the yardstick) beside MuJoCo's finite-difference `mjd_transitionFD`, "
+      f"forward (centered = 0) and centered (centered = 1), eps = {d['eps']:g}, and `mj_forward` for "
+      f"scale, on the same pool of {d['pool']} states; median CPU ns per call (the thread's CPU time) over {d['reps']} interleaved "
+      f"rounds, pinned to one CPU (load {d['load']}). The MuJoCo model has the dynamics of the other "
+      "MuJoCo rows (no armature, damping, limits, actuators or contacts) and the Euler integrator. "
+      "**These are not the same function:** `mjd_transitionFD` differentiates one `mj_step` "
+      "(v' = v + h qdd, q' = q + h v'), A = dx'/dx with 2 nv + na columns (na = 0 here), each column a "
+      "step (forward differences: one perturbed step per column plus the nominal one; centered: two per "
+      "column; the velocity columns skip the position stage, `mj_stepSkip(mjSTAGE_POS)` in MuJoCo's "
+      "source; the mj_step calls per call are counted by how far `d->time` advances), so it includes "
+      "the integrator; `aba_derivatives` returns dqdd/dq, dqdd/dv and "
+      "dqdd/dtau = M^-1 of the continuous dynamics. Per column: the call's time / (2 nv). "
+      "x aba: the time in units of plucker's `aba` measured in the same rounds.")
+    w("")
+    w("| model | nv | columns | mj_step calls forward / centered | aba ns | rnea_derivatives ns | aba_derivatives ns | mj_forward ns | "
+      "mjd_transitionFD forward ns | mjd_transitionFD centered ns | forward ns/column | centered ns/column | "
+      "aba_derivatives x aba | mjd forward x aba | mjd centered x aba | mjd forward / aba_derivatives |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+
+    def n(x):
+        return "–" if x is None else f"{x:,.0f}"
+
+    def r(x, y, digits=2):
+        return "–" if x is None or not y else f"{x / y:.{digits}f}"
+
+    for m in d["models"]:
+        t = m["ns"]
+        aba, ad = t.get("aba"), t.get("aba_derivatives")
+        fw, ct = t.get("mjd_transitionFD_forward"), t.get("mjd_transitionFD_centered")
+        cols = m.get("columns") or None
+        steps = f"{m['steps_forward']} / {m['steps_centered']}" if cols else "–"
+        w(f"| {m['model']} | {m['nv']} | {cols or '–'} | {steps} | {n(aba)} | {n(t.get('rnea_derivatives'))} | {n(ad)} | "
+          f"{n(t.get('mj_forward'))} | {n(fw)} | {n(ct)} | {r(fw, cols, 0)} | {r(ct, cols, 0)} | "
+          f"{r(ad, aba)} | {r(fw, aba, 1)} | {r(ct, aba, 1)} | {r(fw, ad, 1)} |")
+    w("")
+    w(f"Agreement, so that the comparison is honest: dqdd/dq and dqdd/dv recovered from the velocity rows "
+      f"of MuJoCo's A (dv'/dq = h dqdd/dq, dv'/dv = I + h dqdd/dv in MuJoCo's coordinates, h its time "
+      f"step), mapped to plucker's (joints by name; the free joint exactly, with the terms its velocity, "
+      f"acceleration and force conversions add: plucker holds the base force in body axes, MuJoCo's "
+      f"qfrc_applied in world axes), against `aba_derivatives` on the first {d['check_states']} "
+      f"states: max over the states of max|difference| / max|plucker|. Floor: the finite differences' "
+      f"rounding floor u max|qdd| / eps / max|plucker| (u = 2^-53; MuJoCo's qdd is computed to about "
+      f"u max|qdd|, and the difference quotient divides that by eps; where the pool's tau drives tiny "
+      f"links to |qdd| ~ 1e6, as talos_full's fingers, it dominates). Agreement: forward and centered at "
+      f"most {d['agree_tolerance']:g} + {d.get('floor_factor', 20):g} x floor (the free joint's map, "
+      f"before it included the body-fixed base force, was off by 4e-3 on solo12_ff).")
+    w("")
+    w("| model | h (s) | forward: dqdd/dq | forward: dqdd/dv | centered: dqdd/dq | centered: dqdd/dv | "
+      "floor dqdd/dq | floor dqdd/dv | agree |")
+    w("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+    for m in d["models"]:
+        g = m["agreement"]
+        if not g.get("compared"):
+            w(f"| {m['model']} | – | not compared: {g.get('why', '')} | | | | | | – |")
+            continue
+        w(f"| {m['model']} | {m['timestep']:g} | {g['forward_dq']:.1e} | {g['forward_dv']:.1e} | "
+          f"{g['centered_dq']:.1e} | {g['centered_dv']:.1e} | {g['floor_dq']:.1e} | {g['floor_dv']:.1e} | "
+          f"{'yes' if g['agree'] else '**NO**'} |")
+    for note in d.get("notes", []):
+        w(f"\nNote: {note}")
+    w("")
 
 
 def main():
@@ -367,6 +439,7 @@ def main():
               f"{r['pinocchio_states_per_s']:,.0f} | {x:.2f} | {verdict(r, x)} | "
               f"{'–' if x_mj is None else f'{x_mj:.2f}'} | {verdict(r, x_mj)} |")
         w("")
+    derivatives_section(w, read_json(os.path.join(args.dir, "derivatives_peer.json"), None))
     w("## Agreement of the peers")
     w("")
     w("Before timing, each peer computes the same tasks on the first states of the pool (its own "

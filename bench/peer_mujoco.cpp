@@ -14,6 +14,10 @@
 //   FD: mj_kinematics, mj_comPos, mj_crb, mj_factorM, mj_comVel, mj_rne(flg_acc = 0),
 //       qfrc_smooth = tau - qfrc_bias, mj_solveM  (the smooth part of mj_forward)
 //
+// Transition derivatives (plucker_bench --derivatives): mjd_transitionFD on the same model with
+// the Euler integrator, the state's tau in qfrc_applied; dqdd/dq and dqdd/dv recovered from the
+// velocity rows of A and mapped to plucker's coordinates (MujocoTransitionFd::qdd_derivatives).
+//
 // Coordinates: a MuJoCo free joint has qpos = [x y z qw qx qy qz], qvel = [linear
 // velocity of the body origin in WORLD coordinates; angular velocity in BODY
 // coordinates], qacc its time derivative, qfrc the dual [world force; body moment].
@@ -24,6 +28,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -74,6 +79,19 @@ class MujocoPeer final : public Peer {
   }
 
   const char* library() const override { return "mujoco"; }
+
+  // For the transition-derivative adapter below: the model, data, joint map and converted pool.
+  struct J {
+    JointDesc desc;
+    int qadr, dadr;
+  };
+  mjModel* model() const { return m_; }
+  mjData* data() const { return d_; }
+  const std::vector<J>& joints() const { return joints_; }
+  const StatePool* pool() const { return pool_; }
+  const double* qpos(int i) const { return &qpos_[static_cast<std::size_t>(m_->nq) * i]; }
+  const double* qvel(int i) const { return &qvel_[static_cast<std::size_t>(m_->nv) * i]; }
+  const double* qfrc(int i) const { return &qfrc_[static_cast<std::size_t>(m_->nv) * i]; }
 
   std::string method(Task task, std::string&) const override {
     switch (task) {
@@ -221,10 +239,6 @@ class MujocoPeer final : public Peer {
   }
 
  private:
-  struct J {
-    JointDesc desc;
-    int qadr, dadr;
-  };
   mjModel* m_;
   mjData* d_;
   ModelDesc desc_;
@@ -236,7 +250,8 @@ class MujocoPeer final : public Peer {
 
 }  // namespace
 
-std::unique_ptr<Peer> make_mujoco_peer(const ModelDesc& desc, std::string& why) {
+namespace {
+std::unique_ptr<MujocoPeer> load_mujoco_peer(const ModelDesc& desc, std::string& why) {
   std::string xml = read_text(desc.urdf);
   if (xml.empty()) {
     why = "cannot read " + desc.urdf;
@@ -286,6 +301,174 @@ std::unique_ptr<Peer> make_mujoco_peer(const ModelDesc& desc, std::string& why) 
   why = peer->map_joints();
   if (!why.empty()) return nullptr;
   return peer;
+}
+}  // namespace
+
+std::unique_ptr<Peer> make_mujoco_peer(const ModelDesc& desc, std::string& why) { return load_mujoco_peer(desc, why); }
+
+namespace {
+
+/// skew(x) y = x cross y, row-major 3 x 3.
+void skew3(const double* x, double S[9]) {
+  S[0] = 0.0, S[1] = -x[2], S[2] = x[1];
+  S[3] = x[2], S[4] = 0.0, S[5] = -x[0];
+  S[6] = -x[1], S[7] = x[0], S[8] = 0.0;
+}
+
+/// C = A B, row-major, A r x k, B k x c.
+void matmul(const std::vector<double>& A, const std::vector<double>& B, int r, int k, int c, std::vector<double>& C) {
+  C.assign(static_cast<std::size_t>(r) * c, 0.0);
+  for (int i = 0; i < r; ++i)
+    for (int l = 0; l < k; ++l) {
+      const double a = A[static_cast<std::size_t>(i) * k + l];
+      if (a == 0.0) continue;
+      for (int j = 0; j < c; ++j) C[static_cast<std::size_t>(i) * c + j] += a * B[static_cast<std::size_t>(l) * c + j];
+    }
+}
+
+/// mjd_transitionFD on the peer model (what it computes: peers.hpp, TransitionFd).
+class MujocoTransitionFd final : public TransitionFd {
+ public:
+  MujocoTransitionFd(std::unique_ptr<MujocoPeer> peer, double eps) : p_(std::move(peer)), eps_(eps) {
+    mjModel* m = p_->model();
+    m->opt.integrator = mjINT_EULER;  // MuJoCo's default, made explicit: v' = v + h qdd, q' = q + h v'
+    n_ = 2 * m->nv + m->na;
+    A_.assign(static_cast<std::size_t>(n_) * n_, 0.0);
+  }
+  int columns() const override { return n_; }
+  double timestep() const override { return p_->model()->opt.timestep; }
+  void set_pool(const StatePool& pool) override { p_->set_pool(pool); }
+  void forward(int i) override {
+    load(i);
+    mj_forward(p_->model(), p_->data());
+  }
+  void transition(int i, bool centered) override {
+    load(i);
+    mjd_transitionFD(p_->model(), p_->data(), eps_, centered ? 1 : 0, A_.data(), nullptr, nullptr, nullptr);
+  }
+  int steps_per_call(int i, bool centered) override {
+    mjData* d = p_->data();
+    d->time = 0.0;
+    transition(i, centered);
+    const int n = static_cast<int>(std::lround(d->time / p_->model()->opt.timestep));
+    d->time = 0.0;
+    return n;
+  }
+
+  void qdd_derivatives(int i, bool centered, double* dq_out, double* dv_out) override {
+    const mjModel* m = p_->model();
+    const int nv = m->nv;
+    const std::size_t nn = static_cast<std::size_t>(nv) * nv;
+    const double h = m->opt.timestep;
+    transition(i, centered);
+    // MuJoCo's dqdd/dq (its position tangent) and dqdd/dv (its qvel), row-major, from the
+    // velocity rows of A (row-major, (2 nv + na) columns): dv'/dq = h Gq, dv'/dv = I + h Gv.
+    std::vector<double> Gq(nn), Gv(nn);
+    for (int r = 0; r < nv; ++r)
+      for (int c = 0; c < nv; ++c) {
+        const std::size_t row = static_cast<std::size_t>(nv + r) * n_;
+        Gq[static_cast<std::size_t>(r) * nv + c] = A_[row + c] / h;
+        Gv[static_cast<std::size_t>(r) * nv + c] = (A_[row + nv + c] - (r == c ? 1.0 : 0.0)) / h;
+      }
+    forward(i);  // the nominal qacc, for the free joint's acceleration conversion
+    const double* qacc = p_->data()->qacc;
+    // plucker's qdd = S qacc + c(q, v) with MuJoCo's state (q_mj, v_mj) a function of plucker's:
+    //   T   = d v_mj / d v = d q_mj / d q (tangents)   (mj x ours)
+    //   Dvq = d v_mj / d q at fixed plucker v          (mj x ours)
+    //   Dfq = d qfrc_mj / d q at fixed plucker tau     (mj x ours; the free joint's force is
+    //         fixed in body axes for plucker, in world axes in qfrc_applied)
+    //   S   = d qdd / d qacc                            (ours x mj)
+    //   Pq, Pv: the explicit q- and v-dependence of the conversion (ours x ours)
+    // so dqdd/dq = S (Gq T + Gv Dvq + M^-1 Dfq) + Pq and dqdd/dv = S Gv T + Pv (M^-1: MuJoCo's
+    // factor of the nominal mj_forward). Free joint (peers.hpp): v_mj = [R v_o; w],
+    // qacc = [R (a_o + w x v_o); dw], qfrc = [R f; n]; a rotation tangent e_k turns R into
+    // R exp(e_k^), a translation tangent moves the origin by R e_k.
+    std::vector<double> T(nn, 0.0), S(nn, 0.0), Dvq(nn, 0.0), Dfq(nn, 0.0), Pq(nn, 0.0), Pv(nn, 0.0);
+    auto at = [nv](std::vector<double>& M, int r, int c) -> double& { return M[static_cast<std::size_t>(r) * nv + c]; };
+    const double* q = p_->pool()->qi(i);
+    const double* v = p_->pool()->vi(i);
+    const double* tau = p_->pool()->taui(i);
+    for (const MujocoPeer::J& j : p_->joints()) {
+      const int o = j.desc.idx_v, a = j.dadr;
+      if (!j.desc.free_flyer) {
+        at(T, a, o) = 1.0;
+        at(S, o, a) = 1.0;
+        continue;
+      }
+      double R[9], Svo[9], Sw[9], Salin[9], Sf[9], alin[3];
+      quat_xyzw_to_rot(q + j.desc.idx_q + 3, R);
+      const double *w = v + o, *vo = w + 3, *f = tau + o + 3;
+      skew3(f, Sf);
+      rot_tmul(R, qacc + a, alin);  // R^T qacc_lin = a_o + w x v_o
+      skew3(vo, Svo);
+      skew3(w, Sw);
+      skew3(alin, Salin);
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) {
+          at(T, a + 3 + r, o + c) = r == c ? 1.0 : 0.0;  // angular: body frame in both
+          at(T, a + r, o + 3 + c) = R[3 * r + c];        // linear: world (mj) = R body (ours)
+          at(S, o + r, a + 3 + c) = r == c ? 1.0 : 0.0;
+          at(S, o + 3 + r, a + c) = R[3 * c + r];  // R^T
+          double rs = 0.0;                         // d (R v_o) / d rotation tangent = -R skew(v_o)
+          for (int k = 0; k < 3; ++k) rs += R[3 * r + k] * Svo[3 * k + c];
+          at(Dvq, a + r, o + c) = -rs;
+          double rf = 0.0;  // d (R f) / d rotation tangent = -R skew(f), f: the body-frame force
+          for (int k = 0; k < 3; ++k) rf += R[3 * r + k] * Sf[3 * k + c];
+          at(Dfq, a + r, o + c) = -rf;
+          at(Pq, o + 3 + r, o + c) = Salin[3 * r + c];    // d (R^T x) / d rotation tangent = skew(R^T x)
+          at(Pv, o + 3 + r, o + c) = Svo[3 * r + c];      // d (-w x v_o) / d w = skew(v_o)
+          at(Pv, o + 3 + r, o + 3 + c) = -Sw[3 * r + c];  // d (-w x v_o) / d v_o = -skew(w)
+        }
+    }
+    std::vector<double> GqT, GvD, GvT, X, Y;
+    matmul(Gq, T, nv, nv, nv, GqT);
+    matmul(Gv, Dvq, nv, nv, nv, GvD);
+    for (std::size_t k = 0; k < nn; ++k) GqT[k] += GvD[k];
+    std::vector<double> col(nv), sol(nv);  // + M^-1 Dfq, column by column
+    for (int c = 0; c < nv; ++c) {
+      bool any = false;
+      for (int r = 0; r < nv; ++r) any |= (col[r] = at(Dfq, r, c)) != 0.0;
+      if (!any) continue;
+      mj_solveM(m, p_->data(), sol.data(), col.data(), 1);
+      for (int r = 0; r < nv; ++r) at(GqT, r, c) += sol[r];
+    }
+    matmul(S, GqT, nv, nv, nv, X);
+    matmul(Gv, T, nv, nv, nv, GvT);
+    matmul(S, GvT, nv, nv, nv, Y);
+    for (int r = 0; r < nv; ++r)
+      for (int c = 0; c < nv; ++c) {
+        const std::size_t rm = static_cast<std::size_t>(r) * nv + c, cm = static_cast<std::size_t>(c) * nv + r;
+        dq_out[cm] = X[rm] + Pq[rm];
+        dv_out[cm] = Y[rm] + Pv[rm];
+      }
+  }
+
+ private:
+  void load(int i) {
+    const mjModel* m = p_->model();
+    mjData* d = p_->data();
+    std::memcpy(d->qpos, p_->qpos(i), sizeof(mjtNum) * m->nq);
+    std::memcpy(d->qvel, p_->qvel(i), sizeof(mjtNum) * m->nv);
+    std::memcpy(d->qfrc_applied, p_->qfrc(i), sizeof(mjtNum) * m->nv);
+  }
+  std::unique_ptr<MujocoPeer> p_;
+  double eps_;
+  int n_ = 0;
+  std::vector<double> A_;
+};
+
+}  // namespace
+
+std::unique_ptr<TransitionFd> make_mujoco_transition_fd(const ModelDesc& desc, double eps, std::string& why) {
+  std::unique_ptr<MujocoPeer> peer = load_mujoco_peer(desc, why);
+  if (!peer) return nullptr;
+  const mjModel* m = peer->model();
+  if (m->nu != 0 || m->na != 0 || m->nsensordata != 0) {
+    why = "the MuJoCo model has actuators, activations or sensors (nu " + std::to_string(m->nu) + ", na " +
+          std::to_string(m->na) + ", nsensordata " + std::to_string(m->nsensordata) + ")";
+    return nullptr;
+  }
+  return std::make_unique<MujocoTransitionFd>(std::move(peer), eps);
 }
 
 namespace {

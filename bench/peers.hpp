@@ -124,6 +124,43 @@ struct ContactTiming {
 PLUCKER_BENCH_PEER_API std::string mujoco_contact_timing(const ModelDesc& model, const ContactWorld& world,
                                                          ContactTiming& out);
 #endif
+/// MuJoCo's finite-difference transition derivatives (plucker_bench --derivatives,
+/// bench/derivatives_peer.cpp). mjd_transitionFD differentiates ONE mj_step, x' = step(x, u), with
+/// x = [q tangent (nv); qvel (nv); act (na)]: A = dx'/dx is (2 nv + na) x (2 nv + na), one column
+/// per perturbed state coordinate, each column an mj_step (forward differences: one perturbed
+/// step per column plus the nominal one; centered: two per column; the velocity columns skip the
+/// position stage, mj_stepSkip(mjSTAGE_POS), in MuJoCo's source). The model is the peer's of
+/// make_mujoco_peer (same dynamics), with MuJoCo's Euler integrator (v' = v + h qdd,
+/// q' = q + h v') at its default time step, no actuators (na = nu = 0) and no sensors; the state's
+/// tau enters as qfrc_applied.
+class TransitionFd {
+ public:
+  virtual ~TransitionFd() = default;
+  /// 2 nv + na: the columns of A.
+  virtual int columns() const = 0;
+  /// The Euler step h (s).
+  virtual double timestep() const = 0;
+  /// Converts the pool to MuJoCo's coordinates (not timed).
+  virtual void set_pool(const StatePool& pool) = 0;
+  /// Timed: mj_forward on state i.
+  virtual void forward(int i) = 0;
+  /// Timed: mjd_transitionFD(eps, centered) on state i, A only.
+  virtual void transition(int i, bool centered) = 0;
+  /// The mj_step calls one mjd_transitionFD(centered) on state i makes, counted by how far it
+  /// advances d->time (MuJoCo 2.2.2 does not restore it) in units of h.
+  virtual int steps_per_call(int i, bool centered) = 0;
+  /// d qdd / d q and d qdd / d v of state i in plucker's coordinates (nv x nv, column-major;
+  /// tangent columns as plucker's aba_derivatives), recovered from the velocity rows of A:
+  /// dv'/dq = h dqdd/dq, dv'/dv = I + h dqdd/dv in MuJoCo's coordinates, then mapped (the
+  /// free joint exactly, including the terms from its velocity, acceleration and force conversions).
+  virtual void qdd_derivatives(int i, bool centered, double* dqdd_dq, double* dqdd_dv) = 0;
+};
+#ifdef PLUCKER_HAVE_MUJOCO
+/// MuJoCo's transition derivatives on the peer model of `model`, finite-difference step eps;
+/// nullptr and `why` when it cannot be made.
+PLUCKER_BENCH_PEER_API std::unique_ptr<TransitionFd> make_mujoco_transition_fd(const ModelDesc& model, double eps,
+                                                                               std::string& why);
+#endif
 #ifdef PLUCKER_HAVE_KDL
 PLUCKER_BENCH_PEER_API std::unique_ptr<Peer> make_kdl_peer(const ModelDesc& model, std::string& why);
 #endif
