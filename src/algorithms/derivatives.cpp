@@ -40,12 +40,19 @@
 // Each body's P_i = Ic_i S_i and Q_i = B_i^T S_i make (1), (3) two 6-term dot products per
 // pair (i, k) of a body and an ancestor; (2), (4) one each with the per-column vectors of k.
 // O(N) work per body, O(nv d) pairs. On depth-first models (a subtree's velocity indices
-// contiguous) the pairs of a joint k and its subtree are one matrix-vector product per column
-// and per row of k.
+// contiguous) the results are filled column by column: column c of joint k on the rows of k's
+// subtree ((1), (3), M) and on the rows of each range of k's strict ancestors ((2), (4)) is one
+// pass over those rows, stored contiguously (PQ and S by rows), W rows per SIMD pack; the rows
+// of other branches are zero.
 //
 // Forward dynamics: qdd = FD(q, v, tau) solves ID(q, v, qdd) = tau, so
 // d qdd / d x = -M^-1 d tau / d x at a = qdd and d qdd / d tau = M^-1 (implicit function
-// theorem); M^-1 from minv (paper 002 §6), and qdd = M^-1 (tau - C) with it.
+// theorem); M^-1 from minv (paper 002 §6), and qdd = M^-1 (tau - C) with it. The bias forces'
+// RNEA (a = 0) leaves v, a and F; at a = qdd the velocities are the same and, by Eq. 4,
+// a_j gains acc_j = acc_lambda + S_j qdd_j (world coordinates) and F_j the sum of I acc over
+// nu(j) (Eq. 5), added here instead of a second RNEA. Column c of d tau / d x is zero on the
+// rows of bodies that are neither ancestors nor descendants of c's body, so its product with
+// M^-1 takes only the columns of M^-1 of those rows.
 #include "plucker/algorithms/derivatives.hpp"
 
 #include <algorithm>
