@@ -367,7 +367,8 @@ void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f
     MotionT<double> a = apply_inverse(X, data.a[i]);
     store_into(ws.v[i], v);
     store_into(ws.F[i], apply_inverse(X, data.f[i]));
-    const RigidBodyInertia I = model.inertia(i).transformed_inverse(X);
+    RigidBodyInertia I;  // X^T I_i X: the body's inertia in world coordinates (Eq. 9's congruence)
+    add_congruence(X, model.inertia(i), I);
     ws.composite[i].set(I, ws.v[i]);
     if constexpr (FI == ForceInput::World) ws.Fe[i] = f_ext[i];
     const Motion v_parent = p > 0 ? ws.v[p] : Motion();
