@@ -40,42 +40,73 @@
 // Each body's P_i = Ic_i S_i and Q_i = B_i^T S_i make (1), (3) two 6-term dot products per
 // pair (i, k) of a body and an ancestor; (2), (4) one each with the per-column vectors of k.
 // O(N) work per body, O(nv d) pairs. On depth-first models (a subtree's velocity indices
-// contiguous) the pairs of a joint k and its subtree are one matrix-vector product per column
-// and per row of k.
+// contiguous) the results are filled column by column: column c of joint k on the rows of k's
+// subtree ((1), (3), M) and on the rows of each range of k's strict ancestors ((2), (4)) is one
+// pass over those rows, stored contiguously (PQ and S by rows), W rows per SIMD pack; the rows
+// of other branches are zero.
 //
 // Forward dynamics: qdd = FD(q, v, tau) solves ID(q, v, qdd) = tau, so
 // d qdd / d x = -M^-1 d tau / d x at a = qdd and d qdd / d tau = M^-1 (implicit function
-// theorem); M^-1 from minv (paper 002 §6), and qdd = M^-1 (tau - C) with it.
+// theorem); M^-1 from minv (paper 002 §6), and qdd = M^-1 (tau - C) with it. The bias forces'
+// RNEA (a = 0) leaves v, a and F; at a = qdd the velocities are the same and, by Eq. 4,
+// a_j gains acc_j = acc_lambda + S_j qdd_j (world coordinates) and F_j the sum of I acc over
+// nu(j) (Eq. 5), added here instead of a second RNEA. Column c of d tau / d x is zero on the
+// rows of bodies that are neither ancestors nor descendants of c's body, so its product with
+// M^-1 takes only the columns of M^-1 of those rows.
 #include "plucker/algorithms/derivatives.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 
 #include "algorithms/derivative_kernels.hpp"
 #include "algorithms/fd_kernels.hpp"
 #include "plucker/spatial/acceleration.hpp"
+#include "spatial/columns.hpp"
 
 namespace plucker {
 namespace {
 
 using detail::ForceInput;
+using ops::Pack;
+using simd::W;
+
+/// Which results a call needs: the RNEA's (d tau / d q, d tau / d v and M, after an RNEA at the
+/// given a), or the ABA's (d tau / d q and d tau / d v at a = qdd, after the bias forces: the
+/// accelerations qdd adds are added here, in world coordinates, instead of a second RNEA; no M).
+enum class Use { Rnea, Aba };
 
 /// The composites of a subtree in world coordinates: Ic = (m, h, Ibar) and B = (Ibar', n, f).
 struct Composite {
   RigidBodyInertia inertia;  ///< Ic
   Vec3 n = Vec3::Zero(), f = Vec3::Zero();
-  Mat3 Ibar_rate = Mat3::Zero();
+  Mat3 Ibar_rate = Mat3::Zero();  ///< symmetric
 
-  /// One body of inertia I (world coordinates) moving with v.
+  /// One body of inertia I (world coordinates) moving with v, in registers.
   PLUCKER_HOT inline void set(const RigidBodyInertia& I, const Motion& v) {
+    using namespace ops;
     inertia = I;
-    const Force momentum = ops::times(I, v);  // I v = [n; f]
-    n = momentum.angular;
-    f = momentum.linear;
-    const Vec3 &w = v.angular, &vo = v.linear, &h = I.first_moment();
-    const Mat3 WI = skew(w) * I.inertia_origin();
-    Ibar_rate = WI + WI.transpose() - (h * vo.transpose() + vo * h.transpose());
-    Ibar_rate.diagonal().array() += 2.0 * vo.dot(h);
+    const auto w = load<double>(v.angular), vo = load<double>(v.linear), h = load<double>(I.first_moment());
+    const auto Ib = rot<double>(I.inertia_origin());
+    store_into(n, mul(Ib, w) + cross(h, vo));  // I v = [n; f]
+    store_into(f, I.mass() * vo - cross(h, w));
+    // Ibar' = W Ibar + (W Ibar)^T - (h vo^T + vo h^T) + 2 (vo . h) 1, column by column: column c of
+    // W Ibar is w x Ibar e_c, of (W Ibar)^T = -Ibar W it is Ibar (e_c x w).
+    const double twice_vh = 2.0 * dot(vo, h);
+    const double* hc = I.first_moment().data();
+    const double* vc = v.linear.data();
+    const double* wc = v.angular.data();
+    const auto e_x_w = [&](int c) {  // e_c x w
+      return c == 0   ? make3<double>(0.0, -wc[2], wc[1])
+             : c == 1 ? make3<double>(wc[2], 0.0, -wc[0])
+                      : make3<double>(-wc[1], wc[0], 0.0);
+    };
+    const double* Ibc = I.inertia_origin().data();  // column c at 3c
+    for (int c = 0; c < 3; ++c) {
+      auto col = cross(w, load3c(Ibc + 3 * c)) + mul(Ib, e_x_w(c)) - (h * vc[c] + vo * hc[c]);
+      store_col(col, c, twice_vh);
+    }
   }
   PLUCKER_HOT inline void add(const Composite& o) {
     inertia += o.inertia;
@@ -84,83 +115,225 @@ struct Composite {
     Ibar_rate += o.Ibar_rate;
   }
   /// Ic x.
-  PLUCKER_HOT inline Force inertia_times(const Motion& x) const { return ops::times(inertia, x); }
-  /// B u.
-  PLUCKER_HOT inline Force rate_times(const Motion& u) const {
-    return {Ibar_rate * u.angular + u.angular.cross(n), u.angular.cross(2.0 * f)};
+  PLUCKER_HOT inline ops::ForceT<double> inertia_times(const ops::MotionT<double>& x) const {
+    return ops::times(inertia, x);
+  }
+  /// B u, for u = (u_w, anything): B acts on the angular part only.
+  PLUCKER_HOT inline ops::ForceT<double> rate_times(const ops::reg3<double>& u_w) const {
+    using namespace ops;
+    return {mul(rot<double>(Ibar_rate), u_w) + cross(u_w, load<double>(n)), cross(u_w, 2.0 * load<double>(f))};
   }
   /// The three nonzero rows of B^T s.
-  PLUCKER_HOT inline Vec3 rate_transpose_times(const Motion& s) const {
-    return Ibar_rate * s.angular + n.cross(s.angular) + 2.0 * f.cross(s.linear);
+  PLUCKER_HOT inline ops::reg3<double> rate_transpose_times(const ops::MotionT<double>& s) const {
+    using namespace ops;
+    return mul(rot<double>(Ibar_rate), s.angular) + cross(load<double>(n), s.angular) +
+           cross(2.0 * load<double>(f), s.linear);
+  }
+
+ private:
+  PLUCKER_HOT static inline ops::reg3<double> load3c(const double* p) { return ops::make3<double>(p[0], p[1], p[2]); }
+  /// Column c of Ibar' = col, plus d on the diagonal.
+  template <class R>
+  PLUCKER_HOT inline void store_col(const R& col, int c, double d) {
+    const R with_d = col + ops::unit_times<double>(c, d);
+#if defined(__AVX2__)
+    ops::store3(with_d, Ibar_rate.data() + 3 * c);  // column-major: column c at 3c
+#else
+    for (int r = 0; r < 3; ++r) Ibar_rate(r, c) = with_d[r];
+#endif
   }
 };
 
-/// x as a 6-vector [angular; linear] into rows [r, r + 6) of column k of X.
-template <class X, class V>
-PLUCKER_HOT inline void put(X& x, int r, int k, const V& value) {
-  x.col(k).template segment<3>(r) = value.angular;
-  x.col(k).template segment<3>(r + 3) = value.linear;
+/// A motion or force of registers from its six stored numbers [angular; linear], and back.
+PLUCKER_HOT inline ops::MotionT<double> motion_at(const double* x) {
+  return {ops::make3<double>(x[0], x[1], x[2]), ops::make3<double>(x[3], x[4], x[5])};
 }
-PLUCKER_HOT inline Motion motion_at(const Matrix6X& x, int k) { return Motion(Vec6(x.col(k))); }
+template <class V>
+PLUCKER_HOT inline void put(double* x, const V& value) {
+  for (int r = 0; r < 3; ++r) x[r] = value.angular[r], x[3 + r] = value.linear[r];
+}
+
+/// Velocity ranges [begin, end) of a set of bodies, merged and ascending.
+using Span = std::array<int, 2>;
 
 struct DerivativesWorkspace : detail::WorkspaceOf<DerivativesWorkspace> {
   static constexpr detail::Slot slot = detail::Slot::Derivatives;
-  // The matrices of the matrix-vector products of fill_subtree are stored by rows, so that each
-  // product is a sum of contiguous rows (vectorised along the subtree), not a dot product per row.
-  using Matrix9X = Eigen::Matrix<double, 9, Eigen::Dynamic>;
-  using Rows9X = Eigen::Matrix<double, 9, Eigen::Dynamic, Eigen::RowMajor>;
-  using Rows6X = Eigen::Matrix<double, 6, Eigen::Dynamic, Eigen::RowMajor>;
+  using RowsX = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   explicit DerivativesWorkspace(const Model& model) {
-    const auto n = static_cast<std::size_t>(model.nbodies());
-    PQ.setZero(9, model.nv());
-    for (Matrix9X* x : {&psi_u, &zeta_s}) x->setZero(9, model.nv());
-    S.setZero(6, model.nv());
-    for (Rows6X* x : {&R, &y_q, &y_v}) x->setZero(6, model.nv());
-    composite.assign(n, Composite{});
-    v.assign(n, Motion());
-    a.assign(n, Motion());
-    F.assign(n, Force());
-    Fe.assign(n, Force());
+    const int n = model.nbodies(), nv = model.nv();
+    const auto nb = static_cast<std::size_t>(n);
+    // Rows stored contiguously (padded by ops::kColumnPadding for whole SIMD packs): the entries
+    // of a column of the results over a range of rows are one pass over these rows.
+    PQ.setZero(9, nv + ops::kColumnPadding);
+    S_rows.setZero(6, nv + ops::kColumnPadding);
+    R_rows.setZero(6, nv + ops::kColumnPadding);
+    for (MatX* x : {&psi_u, &zeta_s}) x->setZero(9, nv);
+    for (MatX* x : {&S, &y_q, &y_v}) x->setZero(6, nv);
+    composite.assign(nb, Composite{});
+    v.assign(nb, Motion());
+    a.assign(nb, Motion());
+    F.assign(nb, Force());
+    Fe.assign(nb, Force());
+    G.assign(nb, Force());
+    acc.assign(nb, Motion());
+    // The rows where column k of d tau / d x can be nonzero: the joints of k's ancestors, k and
+    // k's descendants (a body on another branch neither moves k's subtree nor is moved by k).
+    // And, for the subtree fill, the strict ancestors' rows alone.
+    support_begin.assign(nb + 1, 0);
+    ancestors_begin.assign(nb + 1, 0);
+    std::vector<char> related(nb), below(nb);
+    for (int k = 1; k < n; ++k) {
+      std::fill(related.begin(), related.end(), 0);
+      for (int j = model.parent(k); j > 0; j = model.parent(j)) related[j] = 1;
+      append_spans(model, related, ancestors);
+      std::fill(below.begin(), below.end(), 0);
+      below[k] = 1;
+      for (int j = k + 1; j < n; ++j) below[j] = below[model.parent(j)];  // parent(j) < j
+      for (int j = k; j < n; ++j) related[j] = below[j];
+      append_spans(model, related, support);
+      support_begin[k + 1] = static_cast<int>(support.size());
+      ancestors_begin[k + 1] = static_cast<int>(ancestors.size());
+    }
   }
+  static void append_spans(const Model& model, const std::vector<char>& in, std::vector<Span>& out) {
+    const std::size_t first = out.size();
+    for (int j = 1; j < model.nbodies(); ++j) {
+      if (!in[j] || model.joint_nv(j) == 0) continue;
+      const int b = model.idx_v(j), e = b + model.joint_nv(j);
+      if (out.size() > first && out.back()[1] == b)
+        out.back()[1] = e;
+      else
+        out.push_back({b, e});
+    }
+    std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
+    std::size_t w = first;  // merge touching ranges (the velocity order of a non-depth-first model)
+    for (std::size_t r = first; r < out.size(); ++r) {
+      if (w > first && out[w - 1][1] == out[r][0])
+        out[w - 1][1] = out[r][1];
+      else
+        out[w++] = out[r];
+    }
+    out.resize(w);
+  }
+  const Span* support_of(int k, int& count) const {
+    count = support_begin[k + 1] - support_begin[k];
+    return support.data() + support_begin[k];
+  }
+  const Span* ancestors_of(int k, int& count) const {
+    count = ancestors_begin[k + 1] - ancestors_begin[k];
+    return ancestors.data() + ancestors_begin[k];
+  }
+
   /// World-aligned external forces moved to the world origin (allocated on first use).
   std::vector<Force> f_world;
-  /// Per velocity index (world coordinates), stacked so that each entry of (1), (3) is one dot
-  /// product of a row's column with a column's column: PQ = [P; Q] (Q's three nonzero rows) of
-  /// the row's body, psi_u = [psi; angular part of u] and zeta_s = [zeta; angular part of S]
-  /// of the column's joint. S; R = Fe-bar^T S (world-frame external forces); y_q, y_v: the
-  /// vectors of (2) and (4).
-  Rows9X PQ;
-  Matrix9X psi_u, zeta_s;
-  Matrix6X S;
-  Rows6X R, y_q, y_v;
-  /// Per body (world coordinates): the composites, v, a, the joint force F, and the composite
-  /// of the world-frame external forces Fe.
+  /// Per velocity index (world coordinates). By rows: PQ = [P; Q] (P = Ic S, Q's three nonzero
+  /// rows) of the row's body, S, and R = Fe-bar^T S (world-frame external forces). By columns:
+  /// psi_u = [psi; angular part of u] and zeta_s = [zeta; angular part of S] of the column's
+  /// joint, so that each entry of (1), (3) is one dot product of a row's PQ with these; S; y_q,
+  /// y_v: the vectors of (2) and (4).
+  RowsX PQ, S_rows, R_rows;
+  MatX psi_u, zeta_s, S, y_q, y_v;
+  /// Per body (world coordinates): the composites, v, a, the joint force F, the composite of
+  /// the world-frame external forces Fe; for Use::Aba the accelerations qdd adds to the bias
+  /// forces' (acc) and the forces they add (G, summed over the subtree).
   std::vector<Composite> composite;
-  std::vector<Motion> v, a;
-  std::vector<Force> F, Fe;
+  std::vector<Motion> v, a, acc;
+  std::vector<Force> F, Fe, G;
+  /// Per body k (topology): support[support_begin[k], support_begin[k + 1]) the velocity ranges
+  /// of its ancestors, itself and its descendants; ancestors[...] those of its strict ancestors.
+  std::vector<Span> support, ancestors;
+  std::vector<int> support_begin, ancestors_begin;
 };
 
-/// Column c of joint i's motion subspace in its body's coordinates (the joint library's kernel).
-Motion subspace_column(const Model& model, int i, int c) {
-  Motion s;
-  ops::visit_joint(model, i,
-                   [&](const auto& joint, const auto&) { ops::add_column<double>(s, ops::column(joint, c), 1.0); });
+/// The sum over j < K of x_j rows[j][r..r + W), one value per lane (rows stored contiguously).
+template <int K>
+PLUCKER_HOT inline Pack rows_dot(const Pack (&rows)[9], const double* x) {
+  Pack s = rows[0] * x[0];
+  for (int j = 1; j < K; ++j) s += rows[j] * x[j];
   return s;
 }
 
-/// The derivatives (1)-(4) and M, after the RNEA has left X_up, v, a and the joint forces F
-/// (body coordinates) in data. f_ext: the external forces as given (World), else unused.
+/// Column c (a column of body k) of the results on the rows of k's subtree, [r0, r1): (1), (3)
+/// and M, one dot product of the row's PQ per entry, W rows at a time.
+template <ForceInput FI, Use U>
+PLUCKER_HOT inline void subtree_rows(const DerivativesWorkspace& ws, int c, int r0, int r1, double* dq, double* dv,
+                                     double* M) {
+  const double* psi_u = ws.psi_u.col(c).data();
+  const double* zeta_s = ws.zeta_s.col(c).data();
+  const double* s = ws.S.col(c).data();
+  for (int r = r0; r < r1; r += W) {
+    const int lanes = std::min(W, r1 - r);
+    Pack rows[9];
+    for (int j = 0; j < 9; ++j) rows[j] = simd::load(&ws.PQ(j, r));
+    Pack q = -rows_dot<9>(rows, psi_u);  // (1): -(P psi + Q u)
+    if constexpr (FI == ForceInput::World) {
+      Pack R[9];
+      for (int j = 0; j < 6; ++j) R[j] = simd::load(&ws.R_rows(j, r));
+      q += rows_dot<6>(R, s);  // + S_i^T (s x* Fe_i)
+    }
+    ops::store_first(q, dq + r, lanes);
+    ops::store_first(rows_dot<9>(rows, zeta_s), dv + r, lanes);                          // (3): P zeta + Q s
+    if constexpr (U == Use::Rnea) ops::store_first(rows_dot<6>(rows, s), M + r, lanes);  // P s
+  }
+}
+
+/// Column c (a column of body k) of the results on the rows of one range [r0, r1) of k's strict
+/// ancestors: (2), (4), one dot product of the row's S per entry, and M by symmetry (its row c
+/// on these columns is already filled: c is in their subtree).
+template <Use U>
+PLUCKER_HOT inline void ancestor_rows(const DerivativesWorkspace& ws, int c, int r0, int r1, int nv, double* dq,
+                                      double* dv, double* M) {
+  const double* y_q = ws.y_q.col(c).data();
+  const double* y_v = ws.y_v.col(c).data();
+  for (int r = r0; r < r1; r += W) {
+    const int lanes = std::min(W, r1 - r);
+    Pack rows[9];
+    for (int j = 0; j < 6; ++j) rows[j] = simd::load(&ws.S_rows(j, r));
+    ops::store_first(rows_dot<6>(rows, y_q), dq + r, lanes);  // (2)
+    ops::store_first(rows_dot<6>(rows, y_v), dv + r, lanes);  // (4)
+  }
+  if constexpr (U == Use::Rnea)
+    for (int r = r0; r < r1; ++r) M[r] = M[c + static_cast<std::ptrdiff_t>(nv) * (r - c)];  // M(r, c) = M(c, r)
+}
+
+/// Column c of the results on depth-first models: the rows of k's strict ancestors (2), (4), of
+/// its subtree [c0, c0 + m) (1), (3), and zeros on the other branches.
+template <ForceInput FI, Use U>
+void fill_column(const Model& model, const DerivativesWorkspace& ws, int k, int c, MatX& dq, MatX& dv, MatX& M) {
+  const int nv = model.nv(), c0 = model.idx_v(k), end = model.subtree_v_end(k);
+  const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(nv) * c;
+  double *q = dq.data() + at, *v = dv.data() + at, *m = U == Use::Rnea ? M.data() + at : nullptr;
+  int count = 0;
+  const Span* spans = ws.ancestors_of(k, count);
+  int done = 0;  // rows [0, done) written
+  auto zeros = [&](int r0, int r1) {
+    std::fill(q + r0, q + r1, 0.0);
+    std::fill(v + r0, v + r1, 0.0);
+    if constexpr (U == Use::Rnea) std::fill(m + r0, m + r1, 0.0);
+  };
+  for (int s = 0; s < count; ++s) {
+    zeros(done, spans[s][0]);
+    ancestor_rows<U>(ws, c, spans[s][0], spans[s][1], nv, q, v, m);
+    done = spans[s][1];
+  }
+  zeros(done, c0);
+  subtree_rows<FI, U>(ws, c, c0, end, q, v, m);
+  zeros(end, nv);
+}
+
 /// The entries of the results for the rows of body i and the columns of its ancestor (or
-/// itself) k, and, k != i, for the rows of k and the columns of i: (1)-(4) and M.
-template <ForceInput FI>
+/// itself) k, and, k != i, for the rows of k and the columns of i: (1)-(4) and M (models whose
+/// subtrees are not contiguous velocity ranges).
+template <ForceInput FI, Use U>
 void fill_pair(const Model& model, const DerivativesWorkspace& ws, int i, int k, MatX& dq, MatX& dv, MatX& M) {
   const int r0 = model.idx_v(i), ri = model.joint_nv(i), c0 = model.idx_v(k), ck = model.joint_nv(k);
+  auto PQ = [&](int r) { return ws.PQ.col(r).template head<9>(); };
   for (int c = c0; c < c0 + ck; ++c) {
     for (int r = r0; r < r0 + ri; ++r) {  // rows of i, columns of k: (1), (3), M
-      dq(r, c) = -ws.PQ.col(r).dot(ws.psi_u.col(c));
-      if constexpr (FI == ForceInput::World) dq(r, c) += ws.R.col(r).dot(ws.S.col(c));
-      dv(r, c) = ws.PQ.col(r).dot(ws.zeta_s.col(c));
-      M(r, c) = ws.PQ.col(r).head<6>().dot(ws.S.col(c));
+      dq(r, c) = -PQ(r).dot(ws.psi_u.col(c));
+      if constexpr (FI == ForceInput::World) dq(r, c) += ws.R_rows.col(r).template head<6>().dot(ws.S.col(c));
+      dv(r, c) = PQ(r).dot(ws.zeta_s.col(c));
+      if constexpr (U == Use::Rnea) M(r, c) = PQ(r).template head<6>().dot(ws.S.col(c));
     }
   }
   if (k == i) return;
@@ -168,38 +341,17 @@ void fill_pair(const Model& model, const DerivativesWorkspace& ws, int i, int k,
     for (int r = c0; r < c0 + ck; ++r) {
       dq(r, c) = ws.S.col(r).dot(ws.y_q.col(c));
       dv(r, c) = ws.S.col(r).dot(ws.y_v.col(c));
-      M(r, c) = M(c, r);
+      if constexpr (U == Use::Rnea) M(r, c) = M(c, r);
     }
   }
 }
 
-/// The same entries for body k and its whole subtree at once, when the subtree's velocity
-/// indices are the contiguous range [idx_v(k), subtree_v_end(k)) (depth-first models): one
-/// matrix-vector product per column of k and per row of k.
-template <ForceInput FI>
-void fill_subtree(const Model& model, const DerivativesWorkspace& ws, int k, MatX& dq, MatX& dv, MatX& M) {
-  const int c0 = model.idx_v(k), ck = model.joint_nv(k), m = model.subtree_v_end(k) - c0;
-  const auto rows = ws.PQ.middleCols(c0, m).transpose();           // [P Q] of the subtree's rows
-  for (int c = c0; c < c0 + ck; ++c) {                             // rows of nu(k), columns of k: (1), (3), M
-    dq.col(c).segment(c0, m).noalias() -= rows * ws.psi_u.col(c);  // dq was zeroed
-    if constexpr (FI == ForceInput::World)
-      dq.col(c).segment(c0, m).noalias() += ws.R.middleCols(c0, m).transpose() * ws.S.col(c);
-    dv.col(c).segment(c0, m).noalias() = rows * ws.zeta_s.col(c);
-    M.col(c).segment(c0, m).noalias() = rows.leftCols<6>() * ws.S.col(c);
-  }
-  const int rest = m - ck;  // the strict subtree's columns
-  if (rest == 0) return;
-  for (int r = c0; r < c0 + ck; ++r) {  // rows of k, columns of nu(k) \ k: (2), (4), M
-    dq.row(r).segment(c0 + ck, rest).noalias() = ws.S.col(r).transpose() * ws.y_q.middleCols(c0 + ck, rest);
-    dv.row(r).segment(c0 + ck, rest).noalias() = ws.S.col(r).transpose() * ws.y_v.middleCols(c0 + ck, rest);
-    M.row(r).segment(c0 + ck, rest) = M.col(r).segment(c0 + ck, rest).transpose();
-  }
-}
-
-/// The derivatives (1)-(4) and M, after the RNEA has left X_up, v, a and the joint forces F
-/// (body coordinates) in data. f_ext: the external forces as given (World), else unused.
-template <ForceInput FI>
-void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f_ext) {
+/// The derivatives (1)-(4) (and M for Use::Rnea), after the RNEA (Use::Rnea) or the bias
+/// forces (Use::Aba, with qdd the accelerations to add) has left X_up, v, a and the joint
+/// forces F (body coordinates) in data. f_ext: the external forces as given (World), else unused.
+template <ForceInput FI, Use U>
+void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f_ext, const double* qdd) {
+  using namespace ops;
   DerivativesWorkspace& ws = detail::workspace<DerivativesWorkspace>(model, data);
   const int n = model.nbodies(), nv = model.nv();
   data.X_base.resize(static_cast<std::size_t>(n));
@@ -209,61 +361,90 @@ void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f
   // its joint (from its parent's motion).
   const Motion a_base(Vec3::Zero(), -model.gravity());  // a_0 = -g
   for (int i = 1; i < n; ++i) {
-    const int p = model.parent(i);
+    const int p = model.parent(i), v0 = model.idx_v(i);
     const Transform& X = data.X_base[i] = data.X_up[i] * data.X_base[p];  // i_X_0
-    const Motion v = ws.v[i] = ops::apply_inverse(X, data.v[i]);
-    ws.a[i] = ops::apply_inverse(X, data.a[i]);
-    ws.F[i] = ops::apply_inverse(X, data.f[i]);
-    ws.composite[i].set(model.inertia(i).transformed_inverse(X), v);
+    const MotionT<double> v = apply_inverse(X, data.v[i]);
+    MotionT<double> a = apply_inverse(X, data.a[i]);
+    store_into(ws.v[i], v);
+    store_into(ws.F[i], apply_inverse(X, data.f[i]));
+    RigidBodyInertia I;  // X^T I_i X: the body's inertia in world coordinates (Eq. 9's congruence)
+    add_congruence(X, model.inertia(i), I);
+    ws.composite[i].set(I, ws.v[i]);
     if constexpr (FI == ForceInput::World) ws.Fe[i] = f_ext[i];
     const Motion v_parent = p > 0 ? ws.v[p] : Motion();
     const Motion& a_parent = p > 0 ? ws.a[p] : a_base;
-    for (int c = 0, k = model.idx_v(i); c < model.joint_nv(i); ++c, ++k) {
-      const Motion s = ops::apply_inverse(X, subspace_column(model, i, c));
-      const detail::TangentStep step = detail::tangent_step(s, v_parent, a_parent, v);
-      put(ws.S, 0, k, s);
-      put(ws.psi_u, 0, k, step.psi);
-      ws.psi_u.col(k).segment<3>(6) = step.u.angular;
-      put(ws.zeta_s, 0, k, step.zeta);
-      ws.zeta_s.col(k).segment<3>(6) = s.angular;
+    MotionT<double> acc{};  // Use::Aba: acc_i = acc_parent + S_i qdd_i (Eq. 4's S qdd, world coordinates)
+    if constexpr (U == Use::Aba)
+      if (p > 0) acc = acc + ws.acc[p];
+    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
+      for (int c = 0, k = v0; c < joint_dofs(joint); ++c, ++k) {
+        MotionT<double> s_body{};
+        add_column<double>(s_body, column(joint, c), 1.0);
+        const MotionT<double> s = apply_inverse(X, s_body);
+        if constexpr (U == Use::Aba) acc.angular += s.angular * qdd[k], acc.linear += s.linear * qdd[k];
+        const detail::TangentStep step = detail::tangent_step(Motion(s), v_parent, a_parent, ws.v[i]);
+        put(ws.S.col(k).data(), s);
+        for (int r = 0; r < 3; ++r) ws.S_rows(r, k) = s.angular[r], ws.S_rows(3 + r, k) = s.linear[r];
+        double* psi_u = ws.psi_u.col(k).data();
+        put(psi_u, step.psi);
+        for (int r = 0; r < 3; ++r) psi_u[6 + r] = step.u.angular[r];
+        double* zeta_s = ws.zeta_s.col(k).data();
+        put(zeta_s, step.zeta);
+        for (int r = 0; r < 3; ++r) zeta_s[6 + r] = s.angular[r];
+      }
+    });
+    if constexpr (U == Use::Aba) {  // a at qdd, and the force I acc it adds (Eq. 5)
+      store_into(ws.acc[i], acc);
+      a += acc;
+      store_into(ws.G[i], times(I, acc));
     }
+    store_into(ws.a[i], a);
   }
   for (int i = n - 1; i > 0; --i) {  // composites over the subtrees
     const int p = model.parent(i);
+    if constexpr (U == Use::Aba) ws.F[i] += ws.G[i];  // G_i is complete: F_i at qdd
     if (p == 0) continue;
     ws.composite[p].add(ws.composite[i]);
     if constexpr (FI == ForceInput::World) ws.Fe[p] += ws.Fe[i];
+    if constexpr (U == Use::Aba) ws.G[p] += ws.G[i];
   }
   for (int i = 1; i < n; ++i) {
     const Composite& C = ws.composite[i];
     Force F_moving = ws.F[i];  // the part of F_i that moves with the subtree
     if constexpr (FI == ForceInput::World) F_moving += ws.Fe[i];
     for (int k = model.idx_v(i); k < model.idx_v(i) + model.joint_nv(i); ++k) {
-      const Motion s = motion_at(ws.S, k);
-      put(ws.PQ, 0, k, C.inertia_times(s));
-      ws.PQ.col(k).segment<3>(6) = C.rate_transpose_times(s);
-      if constexpr (FI == ForceInput::World) put(ws.R, 0, k, -Force(ops::crf(s, ws.Fe[i])));  // R s = Fe-bar^T s
-      const Motion psi(Vec6(ws.psi_u.col(k).head<6>())), zeta(Vec6(ws.zeta_s.col(k).head<6>()));
-      const Motion u(ws.psi_u.col(k).segment<3>(6), Vec3::Zero());  // B ignores u's linear part
-      put(ws.y_q, 0, k, Force(ops::crf(s, F_moving)) - C.inertia_times(psi) - C.rate_times(u));  // (2)
-      put(ws.y_v, 0, k, C.inertia_times(zeta) + C.rate_times(s));                                // (4)
+      const MotionT<double> s = motion_at(ws.S.col(k).data());
+      const double* psi_u = ws.psi_u.col(k).data();
+      const double* zeta_s = ws.zeta_s.col(k).data();
+      const MotionT<double> psi = motion_at(psi_u), zeta = motion_at(zeta_s);
+      const auto u_w = make3<double>(psi_u[6], psi_u[7], psi_u[8]);  // B ignores u's linear part
+      const ForceT<double> P = C.inertia_times(s);
+      const auto Q = C.rate_transpose_times(s);
+      for (int r = 0; r < 3; ++r) ws.PQ(r, k) = P.angular[r], ws.PQ(3 + r, k) = P.linear[r], ws.PQ(6 + r, k) = Q[r];
+      if constexpr (FI == ForceInput::World) {  // R s = Fe-bar^T s = -(s x* Fe)
+        const ForceT<double> R = crf(s, ws.Fe[i]);
+        for (int r = 0; r < 3; ++r) ws.R_rows(r, k) = -R.angular[r], ws.R_rows(3 + r, k) = -R.linear[r];
+      }
+      put(ws.y_q.col(k).data(), crf(s, F_moving) - C.inertia_times(psi) - C.rate_times(u_w));  // (2)
+      put(ws.y_v.col(k).data(), C.inertia_times(zeta) + C.rate_times(s.angular));              // (4)
     }
   }
 
   MatX& dq = detail::sized(data.dtau_dq, nv, nv);
   MatX& dv = detail::sized(data.dtau_dv, nv, nv);
-  MatX& M = detail::sized(data.M, nv, nv);
-  dq.setZero();  // the pairs of bodies on different branches
-  dv.setZero();
-  M.setZero();
+  MatX& M = U == Use::Rnea ? detail::sized(data.M, nv, nv) : data.M;
   if (model.has_contiguous_subtrees()) {
     for (int k = 1; k < n; ++k)
-      if (model.joint_nv(k) > 0) fill_subtree<FI>(model, ws, k, dq, dv, M);
+      for (int c = model.idx_v(k); c < model.idx_v(k) + model.joint_nv(k); ++c)
+        fill_column<FI, U>(model, ws, k, c, dq, dv, M);
   } else {
+    dq.setZero();  // the pairs of bodies on different branches
+    dv.setZero();
+    if constexpr (U == Use::Rnea) M.setZero();
     for (int i = 1; i < n; ++i)
       if (model.joint_nv(i) > 0)
         for (int k = i; k > 0; k = model.parent(k))  // k = i and its ancestors
-          if (model.joint_nv(k) > 0) fill_pair<FI>(model, ws, i, k, dq, dv, M);
+          if (model.joint_nv(k) > 0) fill_pair<FI, U>(model, ws, i, k, dq, dv, M);
   }
 }
 
@@ -271,7 +452,8 @@ void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f
 /// same value, [n + p_i x f; f] about the world origin, plus what moving their points does:
 /// d/dq_c (p_i x f) = pdot_c x f, so d tau / d q_c gains -J_i^T [pdot_c x f; 0], with pdot_c the
 /// velocity of body i's origin per unit velocity c (world coordinates).
-void derivatives_with_world_aligned_forces(const Model& model, Data& data, ExternalForces f_ext) {
+template <Use U>
+void derivatives_with_world_aligned_forces(const Model& model, Data& data, ExternalForces f_ext, const double* qdd) {
   DerivativesWorkspace& ws = detail::workspace<DerivativesWorkspace>(model, data);
   const int n = model.nbodies();
   ws.f_world.resize(static_cast<std::size_t>(n));
@@ -279,7 +461,7 @@ void derivatives_with_world_aligned_forces(const Model& model, Data& data, Exter
     const Vec3& origin = data.X_base[i].r;  // left by the RNEA with these forces
     ws.f_world[i] = Force(f_ext[i].angular + origin.cross(f_ext[i].linear), f_ext[i].linear);
   }
-  inverse_dynamics_derivatives<ForceInput::World>(model, data, ws.f_world.data());
+  inverse_dynamics_derivatives<ForceInput::World, U>(model, data, ws.f_world.data(), qdd);
   MatX& dq = data.dtau_dq;
   for (int i = 1; i < n; ++i) {
     const Vec3& f = f_ext[i].linear;
@@ -287,7 +469,7 @@ void derivatives_with_world_aligned_forces(const Model& model, Data& data, Exter
     const Vec3& origin = data.X_base[i].r;
     for (int jc = i; jc > 0; jc = model.parent(jc))
       for (int c = model.idx_v(jc); c < model.idx_v(jc) + model.joint_nv(jc); ++c) {
-        const Motion s_c = motion_at(ws.S, c);
+        const Motion s_c(Vec6(ws.S.col(c)));
         const Vec3 moment_rate = f.cross(point_velocity(s_c, origin));  // -(pdot_c x f)
         for (int jr = i; jr > 0; jr = model.parent(jr))
           for (int r = model.idx_v(jr); r < model.idx_v(jr) + model.joint_nv(jr); ++r)
@@ -296,17 +478,75 @@ void derivatives_with_world_aligned_forces(const Model& model, Data& data, Exter
   }
 }
 
-void derivatives_of_rnea(const Model& model, Data& data, const double* q, const double* v, const double* a,
-                         ExternalForces f_ext, ReferenceFrame frame) {
-  detail::rnea_unchecked(model, data, q, v, a, f_ext, frame);
+/// The derivatives after the RNEA (Use::Rnea) or the bias forces (Use::Aba, at a = qdd) with
+/// the external forces f_ext in `frame`.
+template <Use U>
+void derivatives_after(const Model& model, Data& data, ExternalForces f_ext, ReferenceFrame frame, const double* qdd) {
   if (f_ext.empty())
-    inverse_dynamics_derivatives<ForceInput::None>(model, data, nullptr);
+    inverse_dynamics_derivatives<ForceInput::None, U>(model, data, nullptr, qdd);
   else if (frame == ReferenceFrame::World)
-    inverse_dynamics_derivatives<ForceInput::World>(model, data, f_ext.data());
+    inverse_dynamics_derivatives<ForceInput::World, U>(model, data, f_ext.data(), qdd);
   else if (frame == ReferenceFrame::LocalWorldAligned)
-    derivatives_with_world_aligned_forces(model, data, f_ext);
+    derivatives_with_world_aligned_forces<U>(model, data, f_ext, qdd);
   else
-    inverse_dynamics_derivatives<ForceInput::Local>(model, data, nullptr);
+    inverse_dynamics_derivatives<ForceInput::Local, U>(model, data, nullptr, qdd);
+}
+
+/// Rows [rb, rb + NB W) of out_q(:, c) = -Minv dq(:, c) and out_v(:, c) = -Minv dv(:, c), the
+/// sums over the rows of the spans only (the others are zero); the last pack has `lanes` rows.
+template <int NB>
+PLUCKER_HOT inline void minus_minv_block(const MatX& Minv, const double* dq, const double* dv, const Span* spans,
+                                         int count, int rb, int lanes, double* out_q, double* out_v) {
+  const auto nv = static_cast<std::ptrdiff_t>(Minv.rows());
+  Pack acc_q[NB] = {}, acc_v[NB] = {};
+  for (int s = 0; s < count; ++s)
+    for (int r = spans[s][0]; r < spans[s][1]; ++r) {
+      const double* col = Minv.data() + nv * r + rb;  // Minv(:, r)
+      for (int b = 0; b < NB; ++b) {
+        const Pack m = b + 1 < NB ? simd::load(col + b * W) : ops::load_first(col + b * W, lanes);
+        acc_q[b] += m * dq[r];
+        acc_v[b] += m * dv[r];
+      }
+    }
+  for (int b = 0; b < NB; ++b) {
+    const int k = b + 1 < NB ? W : lanes;
+    ops::store_first(-acc_q[b], out_q + rb + b * W, k);
+    ops::store_first(-acc_v[b], out_v + rb + b * W, k);
+  }
+}
+
+/// d qdd / d x = -M^-1 d tau / d x for x = q and v, column by column: column c of d tau / d x is
+/// zero outside the support of its body (ancestors, itself, descendants), so only those
+/// columns of M^-1 enter its product (on a branched robot, a third of them or fewer).
+void minus_minv_times(const Model& model, const DerivativesWorkspace& ws, const MatX& Minv, const MatX& dq,
+                      const MatX& dv, MatX& out_q, MatX& out_v) {
+  const int nv = model.nv();
+  constexpr int kBlock = 4;  // packs of rows per pass over the support
+  for (int k = 1; k < model.nbodies(); ++k) {
+    int count = 0;
+    const Span* spans = ws.support_of(k, count);
+    for (int c = model.idx_v(k); c < model.idx_v(k) + model.joint_nv(k); ++c) {
+      const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(nv) * c;
+      const double *q = dq.data() + at, *v = dv.data() + at;
+      double *oq = out_q.data() + at, *ov = out_v.data() + at;
+      for (int rb = 0; rb < nv; rb += kBlock * W) {
+        const int rows = std::min(kBlock * W, nv - rb), packs = (rows + W - 1) / W, lanes = rows - (packs - 1) * W;
+        switch (packs) {
+          case 1:
+            minus_minv_block<1>(Minv, q, v, spans, count, rb, lanes, oq, ov);
+            break;
+          case 2:
+            minus_minv_block<2>(Minv, q, v, spans, count, rb, lanes, oq, ov);
+            break;
+          case 3:
+            minus_minv_block<3>(Minv, q, v, spans, count, rb, lanes, oq, ov);
+            break;
+          default:
+            minus_minv_block<kBlock>(Minv, q, v, spans, count, rb, lanes, oq, ov);
+        }
+      }
+    }
+  }
 }
 
 void check_finite_matrix(const MatX& X, const char* fn, const char* name) {
@@ -332,7 +572,8 @@ void rnea_derivatives(const Model& model, Data& data, const Eigen::Ref<const Vec
     model.check_tangent(a, "a");
   });
   if (!f_ext.empty()) detail::check_forces(model, f_ext, fn);
-  derivatives_of_rnea(model, data, q.data(), v.data(), a.data(), f_ext, frame);
+  detail::rnea_unchecked(model, data, q.data(), v.data(), a.data(), f_ext, frame);
+  derivatives_after<Use::Rnea>(model, data, f_ext, frame, nullptr);
   detail::check_finite_result(model, data, data.tau, fn, "tau");
   check_finite_matrix(data.dtau_dq, fn, "d tau / d q");
   check_finite_matrix(data.dtau_dv, fn, "d tau / d v");
@@ -361,9 +602,9 @@ void aba_derivatives(const Model& model, Data& data, const Eigen::Ref<const VecX
   data.tau = tau - data.tau;  // tau - C, in place
   detail::sized(data.qdd, nv).noalias() = Minv * data.tau;
   detail::check_finite_result(model, data, data.qdd, fn, "qdd");
-  derivatives_of_rnea(model, data, q.data(), v.data(), data.qdd.data(), f_ext, frame);  // at a = qdd
-  detail::sized(data.dqdd_dq, nv, nv).noalias() = -Minv * data.dtau_dq;
-  detail::sized(data.dqdd_dv, nv, nv).noalias() = -Minv * data.dtau_dv;
+  derivatives_after<Use::Aba>(model, data, f_ext, frame, data.qdd.data());  // at a = qdd
+  minus_minv_times(model, detail::workspace<DerivativesWorkspace>(model, data), Minv, data.dtau_dq, data.dtau_dv,
+                   detail::sized(data.dqdd_dq, nv, nv), detail::sized(data.dqdd_dv, nv, nv));
   check_finite_matrix(data.dqdd_dq, fn, "d qdd / d q");
   check_finite_matrix(data.dqdd_dv, fn, "d qdd / d v");
 }
