@@ -87,11 +87,9 @@ __attribute__((noinline)) void op_body_force(OpOperands& o) { o.out_f = ops::bod
 __attribute__((noinline)) void op_times_articulated(OpOperands& o) { o.out_f = ops::times6(o.IA, o.m); }
 __attribute__((noinline)) void op_congruence_rigid(OpOperands& o) { ops::add_congruence(o.X, o.I, o.I_out); }
 __attribute__((noinline)) void op_congruence_rigid_axis(OpOperands& o) { ops::add_congruence(o.Xz, o.I, o.I_out); }
-__attribute__((noinline)) void op_congruence_articulated(OpOperands& o) {
-  ops::add_symmetric_congruence(o.X, o.IA, o.IA_out);
-}
+__attribute__((noinline)) void op_congruence_articulated(OpOperands& o) { ops::add_congruence(o.X, o.IA, o.IA_out); }
 __attribute__((noinline)) void op_congruence_articulated_axis(OpOperands& o) {
-  ops::add_symmetric_congruence(o.Xz, o.IA, o.IA_out);
+  ops::add_congruence(o.Xz, o.IA, o.IA_out);
 }
 using OpFn = void (*)(OpOperands&);
 struct OpEntry {

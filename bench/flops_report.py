@@ -426,21 +426,20 @@ def analysis(data, short_name, w):
     ca, ca_ref = kernel("congruence_articulated")
     ta = ops.get("times_articulated")
     w(f"- **ABA**: {frac(slope('aba'))} core flops per body against {a_ref} derived "
-      f"(ratio {float(slope('aba')) / a_ref:.2f}). The operations of pass 2 (src/spatial/inertia_ops.hpp, "
-      "src/model/joint_kernels.hpp) use the structure the hand count uses:")
+      f"(ratio {float(slope('aba')) / a_ref:.2f}). Three operations (src/spatial/inertia_ops.hpp and "
+      "src/algorithms/aba.hpp) use the general form where the hand count uses structure:")
     if ca is not None:
-        w(f"  - Eq. 12's I^A_p += X^T I^a X (`add_symmetric_congruence`): {ca} flops against {ca_ref}: "
-          "E^T A E and E^T C E by their six distinct entries (`sandwich_sym`), E^T B E in full, the "
-          "symmetric upper-left block by its upper triangle; 21 entries of the parent accumulated and "
-          "the lower triangle copied from the upper one;")
-    w("  - the rank-d update I^A - (U D^-1) U^T (`subtract_symmetric_products`): the upper triangle, "
-      "21m 21a for d = 1, then copied into the lower one;")
+        w(f"  - Eq. 12's I^A_p += X^T I^a X (`add_congruence` on an articulated inertia): {ca} flops "
+          f"against {ca_ref}: the three 3x3 blocks are rotated in full (E^T B E for all of them, where the "
+          "symmetric A and C need only 6 entries each) and all 36 entries of the parent are accumulated;")
+    w("  - the rank-1 update I^A - (U D^-1) U^T (`subtract_products`): 36m 36a for the 36 entries "
+      "against 21m 21a for the 21 of a symmetric matrix;")
     if ta is not None:
-        w(f"  - I^a c (`times_velocity_product`): for a joint about a unit axis the two zero components of "
-          f"c = v x e_k qd are skipped, 30m 25a; the general product (`times6`, other joints) measures {ta}.")
-    if ca is not None:
-        w(f"  What is left of the excess, {frac(slope('aba') - a_ref)} per body, is mostly the congruence's "
-          f"{frac(ca - ca_ref)}.")
+        w(f"  - I^a c (`times6`, a symmetric 6x6 times a general 6-vector): {ta} flops against 42 (c = "
+          "v x e_k qd has two zeros for a unit axis, which the hand count uses).")
+    if ca is not None and ta is not None:
+        excess = (ca - ca_ref) + 30 + (ta - 42)
+        w(f"  Together {frac(excess)} of the {frac(slope('aba') - a_ref)} excess per body.")
     if rn["instructions"]:
         w(f"- **instructions per flop** ({chain}): rnea {rn['instructions'] / rn['flops']:.2f}, "
           f"aba {ab['instructions'] / ab['flops']:.2f}, crba {row(chain, 'crba')['instructions'] / row(chain, 'crba')['flops']:.2f} "

@@ -115,6 +115,17 @@ inline void invert_joint_pivots(const Model& model, const std::vector<Transform>
   invert_pivots(D, d, Dinv, PivotTest{model, X_up, i, fn, pivot_scale(P)});
 }
 
+/// P -= sum_k A_k B_k^T over the joint's d columns (Eq. 12's U D^-1 U^T, the innovations' G U^T).
+template <class I6, class F>
+inline void subtract_products(I6& P, const F* A, const F* B, int d) {
+  for (int r = 0; r < 6; ++r)
+    for (int c = 0; c < 6; ++c) {
+      auto s = ops::comp(A[0], r) * ops::comp(B[0], c);
+      for (int k = 1; k < d; ++k) s += ops::comp(A[k], r) * ops::comp(B[k], c);
+      ops::entry(P, r, c) -= s;
+    }
+}
+
 /// The per-body arrays of the ABA: those of the RNEA, the velocity products c_i, the
 /// articulated inertias and bias forces, and per velocity index U, D^-1 and u.
 template <class S>
@@ -193,8 +204,8 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
             UDinv[k] = U[0] * Dinv[k];
             for (int j = 1; j < d; ++j) UDinv[k] += U[j] * Dinv[j * d + k];
           }
-          subtract_symmetric_products(IA, UDinv, U, d);  // I^a = I^A - U D^-1 U^T   (Eq. 12)
-          pa += times_velocity_product(joint, IA, st.c[i]);  // p^a = p^A + I^a c + U D^-1 u   (Eq. 12-13)
+          subtract_products(IA, UDinv, U, d);  // I^a = I^A - U D^-1 U^T   (Eq. 12)
+          pa += times6(IA, st.c[i]);           // p^a = p^A + I^a c + U D^-1 u   (Eq. 12-13)
           for (int k = 0; k < d; ++k) pa += UDinv[k] * st.u[iv + k];
         }
       } else if (p > 0) {
@@ -202,7 +213,7 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
       }
       if (p > 0) {
         const auto& X = x_up(joint, jq(i), X_tree, st.X_up[i]);
-        add_symmetric_congruence(X, IA, st.I_articulated[p]);  // I^A_p += pX_i* I^a iX_p
+        add_congruence(X, IA, st.I_articulated[p]);     // I^A_p += pX_i* I^a iX_p
         add_apply_inverse(X, pa, st.p_articulated[p]);  // p^A_p += pX_i* p^a
       }
     });

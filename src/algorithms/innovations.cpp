@@ -83,11 +83,10 @@ InnovationsWorkspace& innovations_factor(const Model& model, Data& data) {
             G[k] = U[0] * Dinv[k];
             for (int j = 1; j < d; ++j) G[k] += U[j] * Dinv[j * d + k];
           }
-          subtract_symmetric_products(P, G, U, d);  // P+(k) = taubar(k) P(k) (Eq. 41)
+          subtract_products(P, G, U, d);  // P+(k) = taubar(k) P(k) (Eq. 41)
         }
       }
-      if (p > 0)
-        add_symmetric_congruence(typed_up(joint, X_tree, model, data, i), P, ws.P[p]);  // P(k+1) += phi P+ phi* (Eq. 42)
+      if (p > 0) add_congruence(typed_up(joint, X_tree, model, data, i), P, ws.P[p]);  // P(k+1) += phi P+ phi* (Eq. 42)
     });
   }
   return ws;
