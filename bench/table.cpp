@@ -65,9 +65,11 @@ void try_algorithms(Bundle& b, std::vector<std::string>& notes) {
     }
     try {
       for (int i = 0; i < std::min(b.n, 10); ++i) a.run(b, i);
-    } catch (const std::exception& e) {
+    } catch (const plucker::SingularError& e) {  // forward dynamics undefined: no fd method is timed
       b.skipped[a.name] = one_line(e.what());
       if (a.fd && b.singular.empty()) b.singular = one_line(e.what());
+    } catch (const std::exception& e) {  // this method refuses the model (a topology, no convergence)
+      b.skipped[a.name] = one_line(e.what());
     }
   }
   for (const auto& [alg, why] : b.skipped) notes.push_back(b.name + " " + alg + ": not timed (" + why + ")");
