@@ -26,31 +26,6 @@ struct BatchTiming {
   double wall_ns = 0, cpu_ns = 0;  // per state, medians
 };
 
-/// Pins the calling thread to one CPU while alive (if it can), then restores its affinity.
-class PinnedToOneCpu {
- public:
-  PinnedToOneCpu() {
-    if (sched_getaffinity(0, sizeof saved_, &saved_) != 0) return;
-    int last = -1;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &saved_)) last = c;
-    if (last < 0) return;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(last, &one);
-    pinned_ = sched_setaffinity(0, sizeof one, &one) == 0;
-  }
-  ~PinnedToOneCpu() {
-    if (pinned_) sched_setaffinity(0, sizeof saved_, &saved_);
-  }
-  PinnedToOneCpu(const PinnedToOneCpu&) = delete;
-  PinnedToOneCpu& operator=(const PinnedToOneCpu&) = delete;
-
- private:
-  cpu_set_t saved_{};
-  bool pinned_ = false;
-};
-
 struct BatchMode {
   std::string name;  // "single", "batch/1", ...
   int threads;

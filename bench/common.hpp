@@ -8,6 +8,7 @@
 #if defined(__AVX__)
 #include <immintrin.h>
 #endif
+#include <sched.h>
 
 #include <chrono>
 #include <cstdint>
@@ -158,6 +159,33 @@ struct Bundle {
 void make_pool(Bundle& b, int n);
 /// The pool as the peers take it (no Eigen).
 StatePool pool_of(const Bundle& b);
+
+/// Pins the calling thread to one CPU (the last of its affinity mask) while alive, then restores
+/// its affinity (the single-thread rounds of --batch and --derivatives).
+class PinnedToOneCpu {
+ public:
+  PinnedToOneCpu() {
+    if (sched_getaffinity(0, sizeof saved_, &saved_) != 0) return;
+    int last = -1;
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &saved_)) last = c;
+    if (last < 0) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(last, &one);
+    pinned_ = sched_setaffinity(0, sizeof one, &one) == 0;
+  }
+  ~PinnedToOneCpu() {
+    if (pinned_) sched_setaffinity(0, sizeof saved_, &saved_);
+  }
+  PinnedToOneCpu(const PinnedToOneCpu&) = delete;
+  PinnedToOneCpu& operator=(const PinnedToOneCpu&) = delete;
+  bool pinned() const { return pinned_; }
+
+ private:
+  cpu_set_t saved_{};
+  bool pinned_ = false;
+};
 
 // ---------------------------------------------------------------------------
 // The algorithm registry: one line per algorithm. `fd` marks forward-dynamics methods

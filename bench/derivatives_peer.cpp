@@ -35,32 +35,6 @@ constexpr int kCheckStates = 5;  // states of the pool in the agreement check
 constexpr double kAgreeTol = 1e-4;
 constexpr double kFloorFactor = 20.0;
 
-/// Pins the calling thread to one CPU (the last of its affinity mask) while alive.
-class PinnedToOneCpu {
- public:
-  PinnedToOneCpu() {
-    if (sched_getaffinity(0, sizeof saved_, &saved_) != 0) return;
-    int last = -1;
-    for (int c = 0; c < CPU_SETSIZE; ++c)
-      if (CPU_ISSET(c, &saved_)) last = c;
-    if (last < 0) return;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(last, &one);
-    pinned_ = sched_setaffinity(0, sizeof one, &one) == 0;
-  }
-  ~PinnedToOneCpu() {
-    if (pinned_) sched_setaffinity(0, sizeof saved_, &saved_);
-  }
-  PinnedToOneCpu(const PinnedToOneCpu&) = delete;
-  PinnedToOneCpu& operator=(const PinnedToOneCpu&) = delete;
-  bool pinned() const { return pinned_; }
-
- private:
-  cpu_set_t saved_{};
-  bool pinned_ = false;
-};
-
 struct Mode {
   std::string name;
   bool mujoco;
