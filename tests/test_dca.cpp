@@ -282,16 +282,22 @@ std::vector<Case> loop_cases() {
 }
 
 /// The DCA's loop agreement: |x - x_kkt| <= kDcaC cond(M) eps (|x_kkt| + scale), scale the size of
-/// the right-hand side (|tau| + |C| over lambda_min(M) for qdd; |tau| + |C| for lambda).
+/// the right-hand side (|tau| + |C| over lambda_min(M) for qdd; |tau| + |C| for lambda). lambda
+/// solves K lambda = r with K = L M^-1 L^T, whose entries carry the relative error of M^-1
+/// (cond(M) eps): to first order its error is cond(K) times that, cond(K) over K's rank.
 struct LoopTolerance {
   double qdd, lambda;
 };
 LoopTolerance loop_tolerance(const Model& m, Data& d, const VecX& q, const VecX& v, const VecX& tau, const VecX& qdd,
                              const VecX& lambda) {
   const VecX C = nonlinear_effects(m, d, q, v);
-  const Spectrum sp = spectrum(crba(m, d, q));
+  const MatX M = crba(m, d, q);
+  const Spectrum sp = spectrum(M);
+  const MatX L = constraint_jacobian(m, d, q);
+  const double cond_K = condition(L * M.llt().solve(L.transpose()));
   const double rhs = tau.norm() + C.norm();
-  return {kDcaC * sp.cond() * kEps * (qdd.norm() + rhs / sp.min), kDcaC * sp.cond() * kEps * (lambda.norm() + rhs)};
+  return {kDcaC * sp.cond() * kEps * (qdd.norm() + rhs / sp.min),
+          kDcaC * sp.cond() * cond_K * kEps * (lambda.norm() + rhs)};
 }
 
 }  // namespace
@@ -369,26 +375,55 @@ TEST(DcaLoops, AgreesWithKktRangeSpaceAndNullSpace) {
 }
 
 TEST(DcaLoops, ThreadsGiveTheSerialResultBitForBit) {
+  // A state the serial calls solve: assemble may not close from a guess (SingularError), and on
+  // a hard state the basic DCA refuses T^T Phi T negative beyond rounding (NumericalError; the
+  // threaded calls must refuse it too). Such states are replaced, at most 10 tries per model.
   for (const Case& c : {Case{"delta", build_delta()},
                         Case{"random_revolute_4_loops", build_random_loops(40, 4, LoopJointType::Revolute, 1.5, 11)}}) {
     Data d(c.model);
     Rng rng(732);
-    const VecX q = assemble(c.model, d, integrate(c.model, neutral(c.model), random_vector(c.model.nv(), rng, 0.2)));
-    const VecX v = project_velocity(c.model, d, q, random_vector(c.model.nv(), rng));
-    const VecX tau = random_vector(c.model.nv(), rng);
-    for (ConstrainedMethod dca : {ConstrainedMethod::Dca, ConstrainedMethod::DcaAccurate}) {
-      ConstrainedOptions opt;
-      opt.method = dca;
-      opt.baumgarte_alpha = 1.0, opt.baumgarte_beta = 2.0;
-      const VecX serial = constrained_forward_dynamics(c.model, d, q, v, tau, opt);
-      const VecX lambda = d.loops.lambda;
-      for (int threads : {2, 3}) {
-        opt.threads = threads;
-        const VecX parallel = constrained_forward_dynamics(c.model, d, q, v, tau, opt);
-        EXPECT_TRUE(parallel == serial) << c.name << " threads " << threads;
-        EXPECT_TRUE(d.loops.lambda == lambda) << c.name << " threads " << threads;
+    bool compared = false;
+    for (int attempt = 0; attempt < 10 && !compared; ++attempt) {
+      VecX q;
+      try {
+        q = assemble(c.model, d, integrate(c.model, neutral(c.model), random_vector(c.model.nv(), rng, 0.2)));
+      } catch (const SingularError&) {
+        continue;
       }
+      const VecX v = project_velocity(c.model, d, q, random_vector(c.model.nv(), rng));
+      const VecX tau = random_vector(c.model.nv(), rng);
+      ConstrainedOptions opt;
+      opt.baumgarte_alpha = 1.0, opt.baumgarte_beta = 2.0;
+      bool refused = false;
+      for (ConstrainedMethod dca : {ConstrainedMethod::Dca, ConstrainedMethod::DcaAccurate}) {
+        opt.method = dca;
+        opt.threads = 1;
+        try {
+          constrained_forward_dynamics(c.model, d, q, v, tau, opt);
+        } catch (const NumericalError&) {
+          refused = true;
+          for (int threads : {2, 3}) {
+            opt.threads = threads;
+            EXPECT_THROW(constrained_forward_dynamics(c.model, d, q, v, tau, opt), NumericalError) << c.name;
+          }
+        }
+      }
+      if (refused) continue;
+      for (ConstrainedMethod dca : {ConstrainedMethod::Dca, ConstrainedMethod::DcaAccurate}) {
+        opt.method = dca;
+        opt.threads = 1;
+        const VecX serial = constrained_forward_dynamics(c.model, d, q, v, tau, opt);
+        const VecX lambda = d.loops.lambda;
+        for (int threads : {2, 3}) {
+          opt.threads = threads;
+          const VecX parallel = constrained_forward_dynamics(c.model, d, q, v, tau, opt);
+          EXPECT_TRUE(parallel == serial) << c.name << " threads " << threads;
+          EXPECT_TRUE(d.loops.lambda == lambda) << c.name << " threads " << threads;
+        }
+      }
+      compared = true;
     }
+    EXPECT_TRUE(compared) << c.name << ": no state in 10 tries that the serial DCA solves";
   }
 }
 
