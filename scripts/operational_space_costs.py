@@ -209,9 +209,10 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             for label, urdf, root, tasks, _ in cases():
                 safe = "".join(c if c.isalnum() else "_" for c in label)
-                rows += run(exe, urdf, root, tasks, args.calls, tmp, safe)
-                for r in rows[-8:]:
+                case_rows = run(exe, urdf, root, tasks, args.calls, tmp, safe)
+                for r in case_rows:  # every row of the case (the example may time more methods than METHODS)
                     r["model"] = label
+                rows += case_rows
         try:
             import numpy  # noqa: F401 (the fit needs it; without it, only the rows are written)
         except ImportError:

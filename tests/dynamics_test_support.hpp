@@ -71,6 +71,18 @@ inline Model chain_with_redundant_weld() {
   return m;
 }
 
+/// A two-link arm whose elbow is geared to its shoulder: the mimic relation
+/// q_elbow = 2 q_shoulder + 0.1.
+inline Model geared_elbow() {
+  Model m("geared_elbow");
+  const RigidBodyInertia I =
+      RigidBodyInertia::from_mass_com_inertia(1.0, Vec3(0.25, 0, 0), Vec3(0.01, 0.02, 0.02).asDiagonal());
+  m.add_body(0, make_revolute(Vec3::UnitY()), Transform(), I, "upper", "shoulder");
+  m.add_body(1, make_revolute(Vec3::UnitY()), Transform::translation(Vec3(0.5, 0, 0)), I, "fore", "elbow");
+  m.add_mimic({2, 1, 2.0, 0.1});
+  return m;
+}
+
 /// Eigenvalue extremes of a symmetric matrix (for cond(M) = lambda_max / lambda_min).
 struct Spectrum {
   double min = 0.0, max = 0.0;

@@ -38,17 +38,6 @@ Model gripper_mimic() {
   return m;
 }
 
-/// A two-link arm whose elbow is geared to its shoulder (q_elbow = 2 q_shoulder + 0.1).
-Model geared_elbow() {
-  Model m("geared_elbow");
-  const RigidBodyInertia I =
-      RigidBodyInertia::from_mass_com_inertia(1.0, Vec3(0.25, 0, 0), Vec3(0.01, 0.02, 0.02).asDiagonal());
-  m.add_body(0, make_revolute(Vec3::UnitY()), Transform(), I, "upper", "shoulder");
-  m.add_body(1, make_revolute(Vec3::UnitY()), Transform::translation(Vec3(0.5, 0, 0)), I, "fore", "elbow");
-  m.add_mimic({2, 1, 2.0, 0.1});
-  return m;
-}
-
 struct Mechanism {
   std::string name;
   std::function<Model()> build;

@@ -253,17 +253,6 @@ Model with_actuated_loops(const Model& m) {
   return out;
 }
 
-/// A two-link arm whose elbow is geared to its shoulder (a mimic relation).
-Model geared_elbow() {
-  Model m("geared_elbow");
-  const RigidBodyInertia I =
-      RigidBodyInertia::from_mass_com_inertia(1.0, Vec3(0.25, 0, 0), Vec3(0.01, 0.02, 0.02).asDiagonal());
-  m.add_body(0, make_revolute(Vec3::UnitY()), Transform(), I, "upper", "shoulder");
-  m.add_body(1, make_revolute(Vec3::UnitY()), Transform::translation(Vec3(0.5, 0, 0)), I, "fore", "elbow");
-  m.add_mimic({2, 1, 2.0, 0.1});
-  return m;
-}
-
 std::vector<Case> loop_cases() {
   std::vector<Case> c;
   c.push_back({"four_bar", build_four_bar()});
