@@ -610,7 +610,8 @@ struct Calibration {
   double ns_per_op, overhead_ns;
 };
 // Fitted by scripts/operational_space_costs.py to docs/operational_space_costs.json (46 timings per
-// method on the shared 2-vCPU development machine; order dense, sparse, recursive, efpa).
+// method on the shared 2-vCPU development machine; order dense, sparse, recursive, efpa). Kept
+// after a quiet rerun, on which it picks better than a refit (docs/operational_space.md, "Auto").
 constexpr Calibration kCalibration[4] = {{0.4233, 983.6}, {0.512, 515.0}, {0.4997, 254.9}, {0.5013, 1385.0}};
 
 /// Operation counts (multiply-adds, approximate) of each method for the model, the tasks and
