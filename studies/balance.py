@@ -20,7 +20,6 @@ docs/studies/balance.md and its PNG figures (the tilt grid runs on two processes
 
 Deterministic (no random input). --quick runs coarser sweeps and shorter simulations (tests).
 """
-import argparse
 import itertools
 import math
 import os
@@ -29,17 +28,14 @@ import time
 import warnings
 import xml.etree.ElementTree as ET
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-for extra in (os.path.join(REPO, "python"), os.path.join(REPO, "build", "python")):
-    if os.path.isdir(extra) and extra not in sys.path:
-        sys.path.append(extra)  # after PYTHONPATH: an explicit module location wins
+import numpy as np
 
-import numpy as np  # noqa: E402
+import study_pages as sp  # first: it puts python/ and build/python/ on sys.path
 
 import plucker  # noqa: E402
 import plucker_studies as ps  # noqa: E402
 
-MODELS_DIR = os.path.join(os.environ.get("PLUCKER_SHARED_DIR", os.path.join(REPO, "..", "shared")), "models")
+MODELS_DIR = sp.MODELS_DIR
 
 FULL = dict(simplex_step=0.025, sim_dt=1e-3, sim_T=5.0, track_T=6.0, record=10,
             compliant_k=(0.0, 20.0, 100.0, 1e3, 1e4, 1e5), robust_dt=4e-3, margin_step=0.02,
@@ -53,22 +49,9 @@ DP = dict(lengths=[1.0, 0.8], masses=[2.0, 3.0], coms=[0.45, 0.3], inertias=[0.1
 TP = dict(lengths=[0.5, 0.5, 0.6], masses=[1.0, 1.5, 5.0], coms=[0.25, 0.25, 0.25], inertias=[0.02, 0.03, 0.4])
 
 
-def fmt(x, d=4):
-    if isinstance(x, str):
-        return x
-    x = float(x)
-    if x == 0 or (1e-3 <= abs(x) < 1e5):
-        return f"{x:.{d}g}"
-    return f"{x:.{d - 1}e}"
+fmt = sp.fmt_sig  # numbers in the page's tables
 
 
-def table(header, rows):
-    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(fmt(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
-
-
-# ------------------------------------------------------------------------ 1. gain checks
 def impulse_gain(model, q0, joint, impulse=0.5, eps=1e-4, substeps=20):
     """Gain from a simulated torque pulse (minus the same interval without it)."""
     j = model.joint_v_index(joint)
@@ -477,88 +460,59 @@ def _link_mass(path, prefix):
 
 # ------------------------------------------------------------------------ plots and page
 def plots(R, out):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.tri as mtri  # noqa: F401 (Triangulation below)
-    files = []
+    import matplotlib.tri as mtri
+    files = {}
 
     # Design sweeps: ternary-like maps over (bottom, top) fractions.
     for kind in ("mass", "length"):
         S = R["design"][kind]
         x, y = S["pts"][:, 0], S["pts"][:, 2]
         tri = mtri.Triangulation(x, y)
-        fig, axs = plt.subplots(1, 3, figsize=(14, 4.2))
+        fig, axs = sp.new_figure(1, 3, figsize=(14, 4.2))
         for ax, key, title in zip(axs, ("G2", "G3", "Tc"), ("G of joint 2 (m/rad)", "G of joint 3 (m/rad)", "Tc (s)")):
             cs = ax.tricontourf(tri, S[key], levels=20, cmap="viridis")
             fig.colorbar(cs, ax=ax)
-            ax.set_xlabel(f"{kind} fraction of link 1 (bottom)")
-            ax.set_ylabel(f"{kind} fraction of link 3 (top)")
-            ax.set_title(title)
-        fig.suptitle(f"Triple pendulum, 1 kg, 1 m, upright, others locked: {kind} distribution "
-                     f"({'equal lengths' if kind == 'mass' else 'equal masses'})")
-        fig.tight_layout()
-        name = f"balance_design_{kind}.png"
-        fig.savefig(os.path.join(out, name), dpi=90)
-        plt.close(fig)
-        files.append(name)
+            sp.label_axes(ax, f"{kind} fraction of link 1 (bottom)", f"{kind} fraction of link 3 (top)", title)
+        files[f"design_{kind}"] = sp.save_figure(
+            fig, out, f"balance_design_{kind}.png",
+            f"Triple pendulum, 1 kg, 1 m, upright, others locked: {kind} distribution "
+            f"({'equal lengths' if kind == 'mass' else 'equal masses'})")
 
     C = R["control"]
-    fig, axs = plt.subplots(1, 3, figsize=(14, 3.8))
+    fig, axs = sp.new_figure(1, 3, figsize=(14, 3.8))
     for imp, s in C["push"].items():
         axs[0].plot(s["t"], s["x"] * 100, label=f"push {imp} N s")
         axs[1].plot(s["t"], s["Q"][:, 1], label=f"push {imp} N s")
         axs[2].plot(s["t"], s["tau"][:, 1], label=f"push {imp} N s")
-    axs[0].set_ylabel("COM offset x (cm)")
-    axs[1].set_ylabel("joint 2 (rad)")
-    axs[2].set_ylabel("joint 2 torque (N m)")
-    for ax in axs:
-        ax.set_xlabel("t (s)")
-        ax.legend()
-        ax.grid(alpha=0.3)
-    fig.suptitle("Double pendulum on a point foot: recovery from a push at the hip (p = 5 /s)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "balance_push.png"), dpi=90)
-    plt.close(fig)
-    files.append("balance_push.png")
+    for ax, ylabel in zip(axs, ("COM offset x (cm)", "joint 2 (rad)", "joint 2 torque (N m)")):
+        sp.label_axes(ax, "t (s)", ylabel, legend=True, grid=True)
+    files["push"] = sp.save_figure(fig, out, "balance_push.png",
+                                   "Double pendulum on a point foot: recovery from a push at the hip (p = 5 /s)")
 
-    fig, axs = plt.subplots(1, 2, figsize=(12, 3.8))
+    fig, axs = sp.new_figure(1, 2, figsize=(12, 3.8))
     for name, s in C["track"].items():
         axs[0].plot(s["t"], s["Q"][:, 1], label=name)
         axs[1].plot(s["t"], np.degrees(s["lean"]), label=name)
     s = C["track"]["no preview"]
     axs[0].plot(s["t"], s["cmd"], "k--", label="command")
-    axs[0].set_ylabel("joint 2 (rad)")
-    axs[1].set_ylabel("lean angle of the COM (deg)")
-    for ax in axs:
-        ax.set_xlabel("t (s)")
-        ax.legend()
-        ax.grid(alpha=0.3)
-    fig.suptitle("Double pendulum: tracking a joint-2 command while balancing, without and with the preview filter")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "balance_tracking.png"), dpi=90)
-    plt.close(fig)
-    files.append("balance_tracking.png")
+    for ax, ylabel in zip(axs, ("joint 2 (rad)", "lean angle of the COM (deg)")):
+        sp.label_axes(ax, "t (s)", ylabel, legend=True, grid=True)
+    files["tracking"] = sp.save_figure(
+        fig, out, "balance_tracking.png",
+        "Double pendulum: tracking a joint-2 command while balancing, without and with the preview filter")
 
-    fig, axs = plt.subplots(1, 2, figsize=(12, 3.8))
+    fig, axs = sp.new_figure(1, 2, figsize=(12, 3.8))
     for name, s in C["other"].items():
         axs[0].plot(s["t"], s["Q"][:, 2] - C["tp_q0"][2], label=f"joint 3, other motion {name}")
         axs[1].plot(s["t"], s["x"] * 100, label=name)
     axs[0].plot(C["other"]["ignored"]["t"], C["other"]["ignored"]["Q"][:, 1] - C["tp_q0"][1], "k--", label="joint 2 (commanded move)")
-    axs[0].set_ylabel("change of joint angle (rad)")
-    axs[1].set_ylabel("COM offset x (cm)")
-    for ax in axs:
-        ax.set_xlabel("t (s)")
-        ax.legend()
-        ax.grid(alpha=0.3)
-    fig.suptitle("Triple pendulum balancing with joint 3 while joint 2 moves 0.4 rad")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "balance_other_motion.png"), dpi=90)
-    plt.close(fig)
-    files.append("balance_other_motion.png")
+    for ax, ylabel in zip(axs, ("change of joint angle (rad)", "COM offset x (cm)")):
+        sp.label_axes(ax, "t (s)", ylabel, legend=True, grid=True)
+    files["other"] = sp.save_figure(fig, out, "balance_other_motion.png",
+                                    "Triple pendulum balancing with joint 3 while joint 2 moves 0.4 rad")
 
     RR = R["rolling"]
-    fig, axs = plt.subplots(1, 2, figsize=(12, 3.8))
+    fig, axs = sp.new_figure(1, 2, figsize=(12, 3.8))
     for name, style in (("TP", "-"), ("uniform", "--")):
         S = RR[name]
         axs[0].plot(ROLL_R, S["G2"], "C0" + style, label=f"{name}: joint 2, rel. contact")
@@ -567,20 +521,13 @@ def plots(R, out):
         axs[0].plot(ROLL_R, S["G3g"], "C3" + style, label=f"{name}: joint 3, ground")
         axs[1].plot(ROLL_R, S["Tc"], "k" + style, label=name)
     axs[0].axhline(0.0, color="grey", lw=0.5)
-    axs[0].set_ylabel("velocity gain G (m/rad)")
-    axs[1].set_ylabel("Tc of the rolling robot (s)")
-    for ax in axs:
-        ax.set_xlabel("foot radius r (m)")
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-    fig.suptitle("Triple pendulums upright on a rolling foot (others locked): gain vs radius")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "balance_rolling.png"), dpi=90)
-    plt.close(fig)
-    files.append("balance_rolling.png")
+    for ax, ylabel in zip(axs, ("velocity gain G (m/rad)", "Tc of the rolling robot (s)")):
+        sp.label_axes(ax, "foot radius r (m)", ylabel, legend=7, grid=True)
+    files["rolling"] = sp.save_figure(fig, out, "balance_rolling.png",
+                                      "Triple pendulums upright on a rolling foot (others locked): gain vs radius")
 
     CC = R["compliant"]
-    fig, axs = plt.subplots(1, 2, figsize=(12, 3.8))
+    fig, axs = sp.new_figure(1, 2, figsize=(12, 3.8))
     d = CC["dp"]
     kk = np.maximum(COMPLIANT_K, 0.3)  # k = 0 drawn at the left edge
     for T, G in d["windows"].items():
@@ -590,23 +537,17 @@ def plots(R, out):
     axs[0].axhline(d["point"], color="grey", ls=":", label="point contact (impulse)")
     axs[0].axhline(d["JA"], color="grey", ls="--", label="foot locked (J_A)")
     axs[0].axvline(d["kcrit"], color="r", lw=0.5, label="k = m g h")
-    axs[0].set_title("double pendulum, joint 2")
     t = CC["tp"]
     axs[1].semilogx(kk, t["G"][:, 0], label="joint 2")
     axs[1].semilogx(kk, t["G"][:, 1], label="joint 3")
     axs[1].semilogx([t["sim"][0]], [t["sim"][1]], "ko", mfc="none", label="Simulator (joint 3)")
     axs[1].axvline(t["kcrit"], color="r", lw=0.5, label="k = m g h")
-    axs[1].set_title(f"triple pendulum TP, window T = Tc = {t['Tc']:.3f} s")
-    for ax in axs:
-        ax.set_xlabel("support stiffness k (N m/rad); k = 0 at the left edge")
-        ax.set_ylabel("mean gain over the window (m/rad)")
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-    fig.suptitle("Compliant support area: velocity gain vs rotational stiffness (upright, others locked)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "balance_compliant.png"), dpi=90)
-    plt.close(fig)
-    files.append("balance_compliant.png")
+    for ax, title in zip(axs, ("double pendulum, joint 2", f"triple pendulum TP, window T = Tc = {t['Tc']:.3f} s")):
+        sp.label_axes(ax, "support stiffness k (N m/rad); k = 0 at the left edge", "mean gain over the window (m/rad)",
+                      title, legend=7, grid=True)
+    files["compliant"] = sp.save_figure(
+        fig, out, "balance_compliant.png",
+        "Compliant support area: velocity gain vs rotational stiffness (upright, others locked)")
     return files
 
 
@@ -620,8 +561,7 @@ def metrics(s, q_target, joint):
 
 def write_page(R, files, quick, seconds):
     C = R["control"]
-    L = []
-    w = L.append
+    w = sp.Page(fmt)  # w(text) appends a block of the page
     w("# Balance: velocity gains and the simple planar model of balancing\n")
     w("Issue #22 (balance parts). Generated by `studies/balance.py`"
       + (" **with --quick (coarse sweeps, short simulations)**" if quick else "")
@@ -680,8 +620,8 @@ def write_page(R, files, quick, seconds):
       "0.5/eps N m for eps = 1e-4 s at the joint from rest, RK4 over `plucker.aba` (20 steps), minus the "
       "same interval without the pulse; locked gains of the triple pendulum against a model with the "
       "other joint welded (a URDF fixed joint) at its angle.\n")
-    w(table(["robot", "q", "joint", "closed form / welded model", "velocity_gain", "simulated impulse",
-             "abs(lib - closed)", "abs(sim - lib)"], R["checks"]))
+    w.table(["robot", "q", "joint", "closed form / welded model", "velocity_gain", "simulated impulse",
+             "abs(lib - closed)", "abs(sim - lib)"], R["checks"], end="")
     w("\nThe simulated gains agree to the pulse's O(eps) error; the tests hold them to 2e-4 (double) and "
       "2e-3 (triple) relative and show the error shrinking with eps.\n")
     w("A point mass on massless links has G = 0 (J2 = c2 and J1 H12/H11 = (l1+c2) c2/(l1+c2)): at constant "
@@ -714,8 +654,8 @@ def write_page(R, files, quick, seconds):
       "bottom link's share, the y axis the top link's (the middle link has the rest). G is in metres of "
       "COM velocity per radian of joint velocity; Tc = sqrt(H11/(m g h)) is the toppling time constant. "
       "")
-    for f in (files[0], files[1]):
-        w(f"![{f}]({f})\n")
+    for f in (files["design_mass"], files["design_length"]):
+        w.figure(f)
     D = R["design"]
     for kind in ("mass", "length"):
         S = D[kind]
@@ -725,8 +665,8 @@ def write_page(R, files, quick, seconds):
           f"{S['G3'].min():.4f} to {S['G3'].max():.4f}, largest |G3| = {abs(S['G3'][i3]):.4f} at "
           f"{np.array2string(S['pts'][i3], precision=3)}; Tc from {S['Tc'].min():.3f} to {S['Tc'].max():.3f} s.")
     w("")
-    w(table(["design (lengths or masses bottom..top)", "G2 (m/rad)", "G3 (m/rad)", "Tc (s)", "COM height (m)",
-             "G2 Tc (m s/rad)", "G3 Tc (m s/rad)"], R["designs"]))
+    w.table(["design (lengths or masses bottom..top)", "G2 (m/rad)", "G3 (m/rad)", "Tc (s)", "COM height (m)",
+             "G2 Tc (m s/rad)", "G3 Tc (m s/rad)"], R["designs"], end="")
     w("\nG Tc is a combined figure (derived here, not from the papers): in the linear model below, the "
       "diverging component x + Tc xdot of the COM is changed by G Tc per unit change of joint velocity, "
       "so 1/(G Tc) is the joint speed needed to cancel one metre of it.\n")
@@ -787,7 +727,7 @@ def write_page(R, files, quick, seconds):
       f"(s + 5)^4 = {np.array2string(pb, precision=6)}. The model's linearisation is exact at the balance "
       "point (Tc and G frozen there, the neglected terms are products of velocities), so the poles land "
       "where the design puts them.\n")
-    w(f"![push]({files[2]})\n")
+    w.figure(files["push"], "push")
     for imp, s in C["push"].items():
         mt = metrics(s, C["dp_q0"][1], 1)
         w(f"* push {imp} N s at the hip: largest COM offset {mt['max_x'] * 100:.2f} cm, largest joint-2 excursion "
@@ -797,7 +737,8 @@ def write_page(R, files, quick, seconds):
     w(f"\nThe joint swings far for a modest push because this robot's gain is small (|G| = "
       f"{abs(dm.gains['joint2']):.3f} m/rad): the COM velocity the push gives must be cancelled by joint "
       "velocity times G. That is the practical meaning of the velocity gain.")
-    w(f"\n![tracking]({files[3]})\n")
+    w("")
+    w.figure(files["tracking"], "tracking")
     for name, s in C["track"].items():
         q2 = s["Q"][:, 1]
         wrong = float(max(0.0, q2.max() - 0.5))
@@ -817,7 +758,7 @@ def write_page(R, files, quick, seconds):
       "effect of the other motion: the third number's role). \"Compensated\" controls "
       "q3 + (G2/G3) q2 instead of q3, so joint 2's move enters the law as a known move of the balance "
       "joint; \"ignored\" treats it as a disturbance.\n")
-    w(f"![other]({files[4]})\n")
+    w.figure(files["other"], "other")
     for name, s in C["other"].items():
         dev = s["Q"][:, 2] - C["tp_q0"][2]
         w(f"* other motion {name}: largest COM offset {np.max(np.abs(s['x'])) * 100:.2f} cm, largest joint-3 "
@@ -840,7 +781,7 @@ def write_page(R, files, quick, seconds):
           f"{np.array2string(H['line'], precision=4)} in the trunk frame), rotated by {H['tilt']:.5f} rad so the COM "
           f"is over the line. Total mass {H['mass']:.2f} kg, COM {hb.height:.4f} m above the line, "
           f"Tc = {hb.Tc:.4f} s. Gains (COM velocity across the line per joint velocity):\n")
-        w(table(["swing-leg joint", "G locked (m/rad)", "G free (m/rad)", "G Tc (m s/rad)"], H["rows"]))
+        w.table(["swing-leg joint", "G locked (m/rad)", "G free (m/rad)", "G Tc (m s/rad)"], H["rows"], end="")
         w("\nThe stance legs are held rigid: with both stance feet on the ground each stance-leg joint is in a "
           "closed loop (the body and the two stance legs form a loop through the ground), which this "
           "open-chain gain does not describe; a loop-closure version (`plucker.constraint_jacobian`) is left "
@@ -867,7 +808,8 @@ def write_page(R, files, quick, seconds):
     w(f"* TP (triple pendulum of the controller study): {TP}")
     w(f"* sweep step: {R['cfg']['simplex_step']}; simulation dt {R['cfg']['sim_dt']} s, push horizon "
       f"{R['cfg']['sim_T']} s, tracking horizon {R['cfg']['track_T']} s.\n")
-    return "\n".join(L) + "\n"
+    w("")  # the page ends in a blank line
+    return w.text()
 
 
 def _zero_crossing(x, y):
@@ -910,13 +852,13 @@ def write_rolling_and_compliant(R, files, w):
     for r, qv, Gc, Gr, Gp, dG, dH in RR["pin"]:
         rows.append((f"{r:g}", np.array2string(qv, precision=2), np.array2string(Gr, precision=5).replace("\n", ""),
                      np.array2string(Gp, precision=5).replace("\n", ""), f"{dG:.1e}", f"{dH:.1e}"))
-    w(table(["r (m)", "q (3-D double pendulum)", "G rolling, ground (rows x, y)", "G pinned at P", "max abs dG",
-             "max abs(H_r - H_pin)"], rows))
+    w.table(["r (m)", "q (3-D double pendulum)", "G rolling, ground (rows x, y)", "G pinned at P", "max abs dG",
+             "max abs(H_r - H_pin)"], rows, end="")
     w("\nr -> 0 (triple pendulum TP at q = (0.1, -0.4, 0.6), joint 3, point-contact gain "
       f"{RR['limit_G0']:.6f} m/rad): G(r) - G(0) = "
       + ", ".join(f"{d:.3e} (r = {r:g})" for r, d in RR["limit"])
       + ": linear in r (the tests hold |G(r) - G(0)| <= 1 m^-1 x r and the slope to 1e-3).\n")
-    w(f"![rolling]({files[5]})\n")
+    w.figure(files["rolling"], "rolling")
     for name, label in (("TP", "TP"), ("uniform", "uniform triple pendulum (1 kg, 1 m)")):
         S = RR[name]
         z2 = _zero_crossing(ROLL_R, S["G2"])
@@ -964,12 +906,12 @@ def write_rolling_and_compliant(R, files, w):
       "0.5 ms by torques solved from the simulator's accelerations, RK4 at 0.125 ms; the formula is taken "
       "at the window T - 0.25 ms for the ramp's delay). Double pendulum upright, joint 2, T = Tc = "
       f"{d['Tc']:.4f} s; point gain {d['point']:.5f}, J_A = {d['JA']:.5f} m/rad, m g h = {d['kcrit']:.2f} N m/rad:\n")
-    w(table(["k (N m/rad)", "Simulator", "formula", "abs. difference"],
-            [(f"{k:g}", g, gf, f"{abs(g - gf):.1e}") for k, g, gf in d["sims"]]))
+    w.table(["k (N m/rad)", "Simulator", "formula", "abs. difference"],
+            [(k, g, gf, abs(g - gf)) for k, g, gf in d["sims"]], fmt=["g", fmt, fmt, ".1e"], end="")
     w(f"\nTriple pendulum TP, joint 3, k = {t['sim'][0]:g}, T = Tc = {t['Tc']:.4f} s: Simulator "
       f"{t['sim'][1]:.6f}, formula {t['sim'][2]:.6f} (difference {abs(t['sim'][1] - t['sim'][2]):.1e}). "
       "The tests hold the double pendulum's to 2e-5 at T = 0.3 s.\n")
-    w(f"![compliant]({files[6]})\n")
+    w.figure(files["compliant"], "compliant")
     Gw = d["windows"]
     Tmid = sorted(Gw)[1]
     w(f"* Double pendulum, T = Tc: G(0) = {Gw[Tmid][0]:.4f} (the point-contact robot, larger than the "
@@ -1317,12 +1259,9 @@ PREVIEW_LABEL = {"combined": "preview of q3 + r q2", "balance": "preview of q3 o
 
 
 def plots_new(R, out):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     files = {}
     TT = R["tp_tracking"]
-    fig, axs = plt.subplots(1, 3, figsize=(15, 3.8))
+    fig, axs = sp.new_figure(1, 3, figsize=(15, 3.8))
     for pv, style in (("combined", "-"), ("balance", "-."), ("none", "--")):
         s = TT[pv]
         lab = PREVIEW_LABEL[pv]
@@ -1334,21 +1273,14 @@ def plots_new(R, out):
     s = TT["combined"]
     axs[0].plot(s["t"], s["cmd"][:, 2], "k:", label="commands")
     axs[0].plot(s["t"], s["cmd"][:, 1], "k:")
-    axs[0].set_ylabel("joint angle (rad)")
-    axs[1].set_ylabel("tracking error (rad)")
-    axs[2].set_ylabel("COM offset x (cm)")
-    for ax in axs:
-        ax.set_xlabel("t (s)")
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-    fig.suptitle("Triple pendulum: balance joint 3 commanded -0.3 -> 0.1 rad while joint 2 moves 0.3 -> 0.6 rad")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "balance_tp_tracking.png"), dpi=90)
-    plt.close(fig)
-    files["tp_tracking"] = "balance_tp_tracking.png"
+    for ax, ylabel in zip(axs, ("joint angle (rad)", "tracking error (rad)", "COM offset x (cm)")):
+        sp.label_axes(ax, "t (s)", ylabel, legend=7, grid=True)
+    files["tp_tracking"] = sp.save_figure(
+        fig, out, "balance_tp_tracking.png",
+        "Triple pendulum: balance joint 3 commanded -0.3 -> 0.1 rad while joint 2 moves 0.3 -> 0.6 rad")
 
     M = R["mass_errors"]
-    fig, axs = plt.subplots(2, 2, figsize=(13, 7))
+    fig, axs = sp.new_figure(2, 2, figsize=(13, 7))
     for row, name in enumerate(("DP", "TP")):
         runs = M[name]["runs"]
         b = runs["none"]["b"]
@@ -1359,19 +1291,13 @@ def plots_new(R, out):
             axs[row, 0].plot(s["t"], s["Q"][:, b], **kw)
             axs[row, 1].plot(s["t"], s["x"] * 100, **kw)
         axs[row, 0].plot(runs["none"]["t"], runs["none"]["cmd"][:, b], "k:", label="command")
-        axs[row, 0].set_ylabel(f"{name}: joint {b + 1} (rad)")
-        axs[row, 1].set_ylabel(f"{name}: COM offset x (cm)")
-        for ax in axs[row]:
-            ax.set_xlabel("t (s)")
-            ax.grid(alpha=0.3)
-        axs[row, 0].legend(fontsize=6, ncol=2)
-    fig.suptitle("Controller designed with each link's mass and inertia wrong by 10 % (signs per link), run on the true robot")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "balance_mass_errors.png"), dpi=90)
-    plt.close(fig)
-    files["mass_errors"] = "balance_mass_errors.png"
+        sp.label_axes(axs[row, 0], "t (s)", f"{name}: joint {b + 1} (rad)", legend=dict(fontsize=6, ncol=2), grid=True)
+        sp.label_axes(axs[row, 1], "t (s)", f"{name}: COM offset x (cm)", grid=True)
+    files["mass_errors"] = sp.save_figure(
+        fig, out, "balance_mass_errors.png",
+        "Controller designed with each link's mass and inertia wrong by 10 % (signs per link), run on the true robot")
 
-    fig, axs = plt.subplots(2, 2, figsize=(13, 7))
+    fig, axs = sp.new_figure(2, 2, figsize=(13, 7))
     for row, name in enumerate(("DP", "TP")):
         for (servo, label), c in M[name]["margins"].items():
             if servo:
@@ -1382,22 +1308,17 @@ def plots_new(R, out):
         axs[row, 0].axhline(0, color="r", lw=0.7)
         axs[row, 0].axhline(-P_BAL, color="grey", ls=":", lw=0.7)
         axs[row, 1].axhline(SS_TOL, color="r", lw=0.7)
-        axs[row, 0].set_ylabel(f"{name}: max Re(pole) (1/s)")
-        axs[row, 1].set_ylabel(f"{name}: |steady joint error| (rad)")
         axs[row, 1].set_yscale("log")
-        for ax in axs[row]:
-            ax.set_xlabel("mass error magnitude (%)")
-            ax.grid(alpha=0.3)
-        axs[row, 0].legend(fontsize=6, ncol=2)
-    fig.suptitle("Closed-loop poles and steady-state error at the equilibrium vs the size of the mass error "
-                 "(wrong torques; a line ends where the equilibrium is lost)")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "balance_margins.png"), dpi=90)
-    plt.close(fig)
-    files["margins"] = "balance_margins.png"
+        sp.label_axes(axs[row, 0], "mass error magnitude (%)", f"{name}: max Re(pole) (1/s)",
+                      legend=dict(fontsize=6, ncol=2), grid=True)
+        sp.label_axes(axs[row, 1], "mass error magnitude (%)", f"{name}: |steady joint error| (rad)", grid=True)
+    files["margins"] = sp.save_figure(
+        fig, out, "balance_margins.png",
+        "Closed-loop poles and steady-state error at the equilibrium vs the size of the mass error "
+        "(wrong torques; a line ends where the equilibrium is lost)")
 
     TI = R["tilts"]
-    fig, axs = plt.subplots(1, 2, figsize=(13, 4.8))
+    fig, axs = sp.new_figure(1, 2, figsize=(13, 4.8))
     for ax, name in zip(axs, ("DP", "TP")):
         S = TI[name]
         fl, fr, ptau, ptr = S["fine"]
@@ -1418,16 +1339,12 @@ def plots_new(R, out):
                     ax.plot(a, w, "^", color="orange", ms=5)
                 else:
                     ax.plot(a, w, "rx", ms=6)
-        ax.set_xlabel("initial lean about the foot (rad)")
-        ax.set_ylabel("initial rate about the foot (rad/s)")
-        ax.set_title(f"{name}: torque limit {S['tau_max']:.0f} N m (blue), travel {TILT_TRAVEL} rad (orange)")
-        ax.grid(alpha=0.3)
-    fig.suptitle("Initial tilts: o recovered within the limits, ^ recovered beyond a limit, x fell; "
-                 "solid: linearised prediction of each limit, dashed: simulated")
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, "balance_tilts.png"), dpi=90)
-    plt.close(fig)
-    files["tilts"] = "balance_tilts.png"
+        sp.label_axes(ax, "initial lean about the foot (rad)", "initial rate about the foot (rad/s)",
+                      f"{name}: torque limit {S['tau_max']:.0f} N m (blue), travel {TILT_TRAVEL} rad (orange)", grid=True)
+    files["tilts"] = sp.save_figure(
+        fig, out, "balance_tilts.png",
+        "Initial tilts: o recovered within the limits, ^ recovered beyond a limit, x fell; "
+        "solid: linearised prediction of each limit, dashed: simulated")
     return files
 
 
@@ -1451,16 +1368,16 @@ def write_new_sections(R, files, w):
       "q3c + r q2c (joint 3 then gets the filtered sum minus r q2c). The robot starts at rest, "
       "balanced, at the closed loop's equilibrium. Tracking error = joint angle minus the raw (unfiltered) "
       "command.\n")
-    w(f"![tp tracking]({files['tp_tracking']})\n")
+    w.figure(files["tp_tracking"], "tp tracking")
     rows = []
     for pv in ("combined", "balance", "none"):
         s = TT[pv]
         rows.append((PREVIEW_LABEL[pv], s["peak_x"] * 100, float(np.max(np.abs(s["Q"][:, 2] - s["cmd"][:, 2]))),
                      float(np.min(s["Q"][:, 2]) - (-0.3)), float(np.max(np.abs(s["Q"][:, 1] - s["cmd"][:, 1]))),
                      s["err_b"], s["err_o"], s["end_x"], s["max_tau"]))
-    w(table(["command", "peak COM offset (cm)", "max abs(joint 3 - command) (rad)", "joint 3 below its start (rad)",
+    w.table(["command", "peak COM offset (cm)", "max abs(joint 3 - command) (rad)", "joint 3 below its start (rad)",
              "max abs(joint 2 - command) (rad)", "final joint-3 error (rad)", "final joint-2 error (rad)", "final abs(x) (m)",
-             "peak torque (N m)"], rows))
+             "peak torque (N m)"], rows, end="")
     dip = {pv: float(-0.3 - np.min(TT[pv]["Q"][:, 2])) for pv in TT}
     w(f"\nWithout preview joint 3 first moves the wrong way, {dip['none']:.3f} rad below its start, before "
       f"rising (the non-minimum-phase zero at s = 1/Tc = {1 / tm.Tc:.2f} /s). Filtering joint 3's own command "
@@ -1492,7 +1409,7 @@ def write_new_sections(R, files, w):
       "poles** at that equilibrium (`plucker_studies.closed_loop_matrix`: central differences through "
       "the true robot's `plucker.aba`); (c) the steady-state error against the simple model's first-order "
       "formula (below).\n")
-    w(f"![mass errors]({files['mass_errors']})\n")
+    w.figure(files["mass_errors"], "mass errors")
     for name in ("DP", "TP"):
         runs = M[name]["runs"]
         nom = runs["none"]
@@ -1507,10 +1424,9 @@ def write_new_sections(R, files, w):
                          _c(abs(s['err_b'] - s['pred_err_b']), 2), s["err_o"], _c(s["max_re"], 4), _c(s["decay"], 4), s["max_tau"]))
         w(f"**{'Double' if name == 'DP' else 'Triple'} pendulum, 10 % errors** (signs per link, bottom to top; "
           f"balance joint {b + 1}):\n")
-        w(table(["errors", "peak COM offset (cm)", "max abs(q_b - q_b without error) (rad)", "final balance-joint error (rad)",
+        w.table(["errors", "peak COM offset (cm)", "max abs(q_b - q_b without error) (rad)", "final balance-joint error (rad)",
                  "abs(sim - static equilibrium) (rad)", "final other-joint error (rad)", "max Re(pole) (1/s)",
-                 "fitted decay (1/s)", "peak torque (N m)"], rows))
-        w("")
+                 "fitted decay (1/s)", "peak torque (N m)"], rows)
     # summary at 10 %
     for name in ("DP", "TP"):
         runs = {k: v for k, v in M[name]["runs"].items() if k != "none" and "failed" not in v}
@@ -1535,25 +1451,23 @@ def write_new_sections(R, files, w):
       "with wrong torques only through the gravity torque's scale. Check of the formula against the "
       "equilibrium solve (ideal servo; single-link errors):\n")
     for name in ("DP", "TP"):
-        w(table(["robot", "errors", "e", "formula (rad)", "static equilibrium (rad)", "ratio"],
-                [(name, lab, eps, f1, eq, f1 / eq if eq else float("nan")) for lab, eps, f1, eq in M[name]["offsets"]]))
-        w("")
+        w.table(["robot", "errors", "e", "formula (rad)", "static equilibrium (rad)", "ratio"],
+                [(name, lab, eps, f1, eq, f1 / eq if eq else float("nan")) for lab, eps, f1, eq in M[name]["offsets"]])
     w("\n**Sweeping the error magnitude.** Along each pattern e * signs, e = "
       f"{M['DP']['eps_grid'][0]:.2f} .. {M['DP']['eps_grid'][-1]:.2f}, the equilibrium is continued in e and "
       "its poles computed; it fails where a pole crosses into the right half plane (unstable), where the "
       f"equilibrium disappears (no rest state near the command), or, for tracking, where the steady-state "
       f"error passes {SS_TOL} rad. Two torque models: the wrong model's (as above) and an ideal acceleration "
       "servo (torques from the true model, only the balance law's estimates wrong).\n")
-    w(f"![margins]({files['margins']})\n")
+    w.figure(files["margins"], "margins")
     for name in ("DP", "TP"):
         rows = []
         for (servo, label), c in M[name]["margins"].items():
             rows.append((label, "ideal servo" if servo else "wrong torques", _c(c["unstable"]), _c(c["lost"]),
                          _c(c["track"]), _c(float(np.interp(0.1, c["eps"], np.abs(c["err"]))), 4) if len(c["eps"]) and c["eps"][-1] >= 0.1 else "lost"))
         w(f"{name}: error magnitude where each pattern fails (-: not within {M[name]['eps_grid'][-1]:.2f})\n")
-        w(table(["errors", "torques", "unstable at e =", "equilibrium lost at e =", f"steady error > {SS_TOL} rad at e =",
-                 "steady error at e = 0.1 (rad)"], rows))
-        w("")
+        w.table(["errors", "torques", "unstable at e =", "equilibrium lost at e =", f"steady error > {SS_TOL} rad at e =",
+                 "steady error at e = 0.1 (rad)"], rows)
     for name in ("DP", "TP"):
         rows = []
         for eps, s in M[name]["sweep"].items():
@@ -1568,9 +1482,8 @@ def write_new_sections(R, files, w):
                 status = "settled on target"
             rows.append((f"{eps:g}", status, s["peak_x"] * 100, s["err_b"], s["end_v"], _c(s["max_re"], 4)))
         w(f"{name}, worst pattern {M[name]['worst']} (the one failing first), simulated at each magnitude:\n")
-        w(table(["e", f"at t = {R['cfg']['track_T']:g} s", "peak COM offset (cm)", "final balance-joint error (rad)",
-                 "final max abs(v) (rad/s)", "max Re(pole) at the final equilibrium"], rows))
-        w("")
+        w.table(["e", f"at t = {R['cfg']['track_T']:g} s", "peak COM offset (cm)", "final balance-joint error (rad)",
+                 "final max abs(v) (rad/s)", "max Re(pole) at the final equilibrium"], rows)
 
     w("**Verdict.**\n")
     lost_at = {}
@@ -1617,7 +1530,7 @@ def write_new_sections(R, files, w):
       "the torque law's Jacobian, both by central differences): the travel is linear in the initial state, "
       "the torque the static holding torque plus a linear response, so each limit's predicted boundary is a "
       "closed convex curve around the origin.\n")
-    w(f"![tilts]({files['tilts']})\n")
+    w.figure(files["tilts"], "tilts")
     for name in ("DP", "TP"):
         S = TI[name]
         g = S["grid"]
@@ -1652,7 +1565,7 @@ def write_new_sections(R, files, w):
             inside = fl[(ptau[j] <= S["tau_max"]) & (ptr[j] <= TILT_TRAVEL)]
             row.append(f"{inside.min():.3f} .. {inside.max():.3f}" if inside.size else "none")
         rows.append(tuple(row))
-    w(table(["rate (rad/s)", "DP simulated", "DP linearised", "TP simulated", "TP linearised"], rows))
+    w.table(["rate (rad/s)", "DP simulated", "DP linearised", "TP simulated", "TP linearised"], rows, end="")
     w("\nReading: the basin is a diagonal band in the (lean, rate) plane, bounded by straight lines of "
       "constant lean + Tc x rate, the simple model's diverging component (x + Tc x dot)/h: the linearised "
       "closed loop's travel depends on exactly that combination (k above equals Tc), and so do the "
@@ -1702,24 +1615,15 @@ def run(cfg):
     return R
 
 
+def build(quick, out, t0):
+    R = run(QUICK if quick else FULL)
+    files = plots(R, out)
+    files.update(plots_new(R, out))
+    return write_page(R, files, quick=quick, seconds=time.time() - t0), files
+
+
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="coarse sweeps, short simulations (tests)")
-    ap.add_argument("--out", default=os.path.join(REPO, "docs", "studies"), help="output folder (page and PNGs)")
-    args = ap.parse_args(argv)
-    cfg = QUICK if args.quick else FULL
-    os.makedirs(args.out, exist_ok=True)
-    t0 = time.time()
-    R = run(cfg)
-    files = plots(R, args.out)
-    files = dict(enumerate(files))
-    files.update(plots_new(R, args.out))
-    page = write_page(R, files, quick=args.quick, seconds=time.time() - t0)
-    path = os.path.join(args.out, "balance.md")
-    with open(path, "w") as f:
-        f.write(page)
-    print(f"balance: wrote {path} and {len(files)} figures in {time.time() - t0:.1f} s")
-    return 0
+    return sp.main(argv, __doc__, "coarse sweeps, short simulations (tests)", "balance.md", build)
 
 
 if __name__ == "__main__":

@@ -13,24 +13,20 @@ docs/studies/jsim_conditioning.md and its PNG figures.
 Deterministic: every random configuration comes from plucker.random_configuration with a fixed
 integer seed. --quick runs reduced sizes (for the tests) in a few seconds.
 """
-import argparse
 import math
 import os
 import sys
 import time
 import warnings
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-for extra in (os.path.join(REPO, "python"), os.path.join(REPO, "build", "python")):
-    if os.path.isdir(extra) and extra not in sys.path:
-        sys.path.append(extra)  # after PYTHONPATH: an explicit module location wins
+import numpy as np
 
-import numpy as np  # noqa: E402
+import study_pages as sp  # first: it puts python/ and build/python/ on sys.path
 
 import plucker  # noqa: E402
 import plucker_studies as ps  # noqa: E402
 
-MODELS_DIR = os.path.join(os.environ.get("PLUCKER_SHARED_DIR", os.path.join(REPO, "..", "shared")), "models")
+MODELS_DIR = sp.MODELS_DIR
 
 FULL = dict(Ns=[2, 4, 8, 16, 32, 64, 128], fit=(16, 128), samples=50, config_n=16, config_samples=1000,
             sweep=181, tapers=[1.0, 0.95, 0.9, 0.8, 0.7], bfs=[1, 1.5, 2, 3, 4, 8], robot_samples=50,
@@ -87,25 +83,7 @@ def random_conds(m, samples, seed0=0, **kw):
     return np.array([cond_of(m, plucker.random_configuration(m, seed0 + s), **kw) for s in range(samples)])
 
 
-def fmt(x):
-    if x is None:
-        return "-"
-    if isinstance(x, str):
-        return x
-    if math.isinf(x):
-        return "inf"
-    if x == 0:
-        return "0"
-    if abs(x) >= 1e3 or abs(x) < 1e-2:
-        mant, exp = f"{x:.2e}".split("e")
-        return f"{float(mant):.3g}e{int(exp)}"
-    return f"{x:.3g}"
-
-
-def table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(fmt(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
+fmt = sp.fmt_compact  # numbers in the page's text and tables
 
 
 def fit_range(Ns, values, lo, hi):
@@ -337,119 +315,92 @@ def study_robots(cfg, R):
 
 # ------------------------------------------------------------------------------ plots
 def plots(R, cfg, out):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     files = {}
+    N_BODIES = "number of bodies N"
 
     # 1. configuration
     C = R["configuration"]
-    fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, ax = sp.new_figure(1, 2, figsize=(12, 4.5))
     for name, d in C["mechs"].items():
         h = ax[0].hist(np.log10(d["samples"]), bins=40, alpha=0.5, label=name)
         ax[0].axvline(math.log10(d["zero"]), color=h[2][0].get_facecolor(), ls="--", lw=1.5)
-    ax[0].set_xlabel("log10 cond M(q)")
-    ax[0].set_ylabel(f"count of {cfg['config_samples']} random configurations")
-    ax[0].set_title("spread over random configurations (dashed: q = 0)")
-    ax[0].legend(fontsize=8)
+    sp.label_axes(ax[0], "log10 cond M(q)", f"count of {cfg['config_samples']} random configurations",
+                  "spread over random configurations (dashed: q = 0)", legend=8)
     for nn, c in C["sweeps"].items():
         ax[1].semilogy(np.degrees(C["thetas"]), c, label=f"planar chain, N = {nn}")
-    ax[1].set_xlabel("uniform curl angle theta (every joint at theta), degrees")
-    ax[1].set_ylabel("cond M")
-    ax[1].set_title("sweep: straight (0) to folded (180)")
-    ax[1].legend(fontsize=8)
-    ax[1].grid(True, which="both", alpha=0.3)
-    files["configuration"] = _save(fig, out, "jsim_configuration.png")
+    sp.label_axes(ax[1], "uniform curl angle theta (every joint at theta), degrees", "cond M",
+                  "sweep: straight (0) to folded (180)", legend=8, grid="both")
+    files["configuration"] = sp.save_figure(fig, out, "jsim_configuration.png")
 
     # 2. number of links
     L = R["links"]
-    fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, ax = sp.new_figure(1, 2, figsize=(12, 4.5))
     for label, rows in L.items():
         Ns = [r["n"] for r in rows]
         ax[0].loglog(Ns, [r["zero"] for r in rows], "o-", label=f"{label}, q = 0")
         ax[0].loglog(Ns, [r["median"] for r in rows], "s--", label=f"{label}, median of random q")
         ax[1].loglog(Ns, [r["lmax"] for r in rows], "o-", label=f"{label}: lambda_max (q = 0)")
         ax[1].loglog(Ns, [r["lmin"] for r in rows], "v--", label=f"{label}: lambda_min (q = 0)")
-    for a in ax:
-        a.set_xlabel("number of bodies N")
-        a.grid(True, which="both", alpha=0.3)
-        a.legend(fontsize=8)
-    ax[0].set_ylabel("cond M")
-    ax[0].set_title("condition number against N (chains, fixed base)")
-    ax[1].set_ylabel("eigenvalue (kg m^2)")
-    ax[1].set_title("extreme eigenvalues against N")
-    files["links"] = _save(fig, out, "jsim_links.png")
+    sp.label_axes(ax[0], N_BODIES, "cond M", "condition number against N (chains, fixed base)", legend=8, grid="both")
+    sp.label_axes(ax[1], N_BODIES, "eigenvalue (kg m^2)", "extreme eigenvalues against N", legend=8, grid="both")
+    files["links"] = sp.save_figure(fig, out, "jsim_links.png")
 
     # 3. taper
     T = R["taper"]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = sp.new_figure()
     for t, rows in T.items():
         Ns = [r["n"] for r in rows if math.isfinite(r["zero"])]
         ax.semilogy(Ns, [r["zero"] for r in rows if math.isfinite(r["zero"])], "o-", label=f"taper {t}")
     ax.axhline(1.0 / (128 * np.finfo(float).eps), color="k", ls=":", lw=1)
-    ax.set_xlabel("number of bodies N")
-    ax.set_ylabel("cond M (q = 0)")
-    ax.set_title("tapered planar chains (each link taper x its parent)")
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-    files["taper"] = _save(fig, out, "jsim_taper.png")
+    sp.label_axes(ax, N_BODIES, "cond M (q = 0)", "tapered planar chains (each link taper x its parent)",
+                  legend=8, grid="both")
+    files["taper"] = sp.save_figure(fig, out, "jsim_taper.png")
 
     # 4. connectivity
     K = R["connectivity"]
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = sp.new_figure()
     for bf, rows in K["rows"].items():
         Ns = [r["n"] for r in rows]
         line, = ax.loglog(Ns, [r["median"] for r in rows], "o-", label=f"branching factor {bf}")
         ax.loglog(Ns, [r["zero"] for r in rows], ":", color=line.get_color())
-    ax.set_xlabel("number of bodies N")
-    ax.set_ylabel("cond M (solid: median of random q; dotted: q = 0)")
-    ax.set_title("connectivity: chains and trees (build_random_tree)")
-    ax.legend(fontsize=8)
-    ax.grid(True, which="both", alpha=0.3)
-    files["connectivity"] = _save(fig, out, "jsim_connectivity.png")
+    sp.label_axes(ax, N_BODIES, "cond M (solid: median of random q; dotted: q = 0)",
+                  "connectivity: chains and trees (build_random_tree)", legend=8, grid="both")
+    files["connectivity"] = sp.save_figure(fig, out, "jsim_connectivity.png")
 
     # 5. floating
     F = R["floating"]
-    fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, ax = sp.new_figure(1, 2, figsize=(12, 4.5))
     Ns = [r["n"] for r in F["rows"]]
     for key, label, st in [("fixed", "fixed base", "o-"), ("float_1m", "floating, L = 1 m", "s--"),
                            ("float_gyr", "floating, L = radius of gyration", "^-"),
                            ("free_base", "floating: joints with the base free (Schur complement)", "v-")]:
         ax[0].loglog(Ns, [r[f"{key}_rand"] for r in F["rows"]], st, label=label)
-    ax[0].set_xlabel("number of bodies N")
-    ax[0].set_ylabel("cond (median over random q)")
-    ax[0].set_title(f"planar chain of {F['ell']} m links: fixed vs floating base")
-    ax[0].legend(fontsize=8)
-    ax[0].grid(True, which="both", alpha=0.3)
+    sp.label_axes(ax[0], N_BODIES, "cond (median over random q)",
+                  f"planar chain of {F['ell']} m links: fixed vs floating base", legend=8, grid="both")
     for label, d in F["curves"].items():
         line, = ax[1].loglog(cfg["lengths"], d["c"], label=label)
         ax[1].plot([d["Lg"]], [d["cond_g"]], "o", color=line.get_color())
     ax[1].axvline(1.0, color="k", ls=":", lw=1)
-    ax[1].set_xlabel("unit of length L (m) for the translational DoF")
-    ax[1].set_ylabel("cond S M S")
-    ax[1].set_title("effect of units (dot: radius of gyration; dotted: SI)")
-    ax[1].legend(fontsize=8)
-    ax[1].grid(True, which="both", alpha=0.3)
-    files["floating"] = _save(fig, out, "jsim_floating.png")
+    sp.label_axes(ax[1], "unit of length L (m) for the translational DoF", "cond S M S",
+                  "effect of units (dot: radius of gyration; dotted: SI)", legend=8, grid="both")
+    files["floating"] = sp.save_figure(fig, out, "jsim_floating.png")
 
     # 6. eigenvectors
     E = R["eigen"]
-    fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, ax = sp.new_figure(1, 2, figsize=(12, 4.5))
     for k, (label, d) in enumerate(E["cases"].items()):
         idx = np.arange(1, E["n"] + 1)
         ax[k].plot(idx, d["vmax"], "o-", label=f"lambda_max = {d['lmax']:.3g}")
         ax[k].plot(idx, d["vmin"], "v-", label=f"lambda_min = {d['lmin']:.3g}")
         ax[k].axhline(0.0, color="k", lw=0.5)
-        ax[k].set_xlabel("joint (1 = at the base)")
-        ax[k].set_ylabel("eigenvector component")
-        ax[k].set_title(f"planar chain N = {E['n']}, {label}")
-        ax[k].legend(fontsize=8)
-    files["eigen"] = _save(fig, out, "jsim_eigenvectors.png")
+        sp.label_axes(ax[k], "joint (1 = at the base)", "eigenvector component", f"planar chain N = {E['n']}, {label}",
+                      legend=8)
+    files["eigen"] = sp.save_figure(fig, out, "jsim_eigenvectors.png")
 
     # 7. robots
     if R["robots"]:
         rows = [r for r in R["robots"]]
-        fig, ax = plt.subplots(figsize=(8, 0.35 * len(rows) + 1.5))
+        fig, ax = sp.new_figure(figsize=(8, 0.35 * len(rows) + 1.5))
         y = np.arange(len(rows))
         for i, r in enumerate(rows):
             if math.isfinite(r["median"]):
@@ -462,18 +413,10 @@ def plots(R, cfg, out):
         ax.set_yticks(y)
         ax.set_yticklabels([f"{r['name']} ({'floating, SI' if r['floating'] else 'fixed'}, nv {r['nv']})" for r in rows], fontsize=8)
         ax.set_xscale("log")
-        ax.set_xlabel(f"cond M over {cfg['robot_samples']} random configurations (bar: range, dot: median)")
-        ax.grid(True, which="both", axis="x", alpha=0.3)
-        files["robots"] = _save(fig, out, "jsim_robots.png")
+        sp.label_axes(ax, f"cond M over {cfg['robot_samples']} random configurations (bar: range, dot: median)",
+                      grid=dict(which="both", axis="x"))
+        files["robots"] = sp.save_figure(fig, out, "jsim_robots.png")
     return files
-
-
-def _save(fig, out, name):
-    fig.tight_layout()
-    fig.savefig(os.path.join(out, name), dpi=90)
-    import matplotlib.pyplot as plt
-    plt.close(fig)
-    return name
 
 
 # ------------------------------------------------------------------------------ page
@@ -487,8 +430,7 @@ def _fit_text(fit, lo, hi):
 def write_page(R, cfg, files, quick, seconds):
     lo, hi = cfg["fit"]
     eps_limit = 1.0 / (128 * np.finfo(float).eps)
-    P = []
-    w = P.append
+    w = sp.Page(fmt)  # w(text) appends a block of the page
     w("# JSIM conditioning: an empirical study on plucker's models\n")
     w("Generated by `studies/jsim_conditioning.py`" + (" **--quick** (reduced sizes, not the committed page)" if quick else "")
       + f" in {seconds:.0f} s (`make studies`). Reproduces, on this library's builders and the shared robots, the kinds of "
@@ -513,18 +455,18 @@ def write_page(R, cfg, files, quick, seconds):
     # ---- 1 configuration
     C = R["configuration"]
     w("## 1. Configuration\n")
-    w(f"![configuration]({files['configuration']})\n")
+    w.figure(files["configuration"], "configuration")
     rows = []
     for name, d in C["mechs"].items():
         s = d["samples"]
         rows.append([name, d["zero"], float(s.min()), float(np.median(s)), float(s.max()), float(s.max() / s.min())])
-    w(table(["mechanism (N = %d)" % C["n"], "q = 0", "min", "median", "max", "max/min"], rows) + "\n")
+    w.table(["mechanism (N = %d)" % C["n"], "q = 0", "min", "median", "max", "max/min"], rows)
     th = np.degrees(C["thetas"])
     rows = []
     for nn, c in C["sweeps"].items():
         k = int(np.argmin(c))
         rows.append([f"planar chain N = {nn}", float(c[0]), float(c[k]), f"{th[k]:.0f}", float(c[-1]), float(c[0] / c[k])])
-    w(table(["sweep every joint at theta", "theta = 0 (straight)", "minimum", "at theta (deg)", "theta -> 180", "straight / min"], rows) + "\n")
+    w.table(["sweep every joint at theta", "theta = 0 (straight)", "minimum", "at theta (deg)", "theta -> 180", "straight / min"], rows)
     pc = list(C["mechs"].values())[0]
     worst = [name.split(" (")[0] for name, d in C["mechs"].items() if d["zero"] >= d["samples"].max()]
     argmins = sorted({f"{th[int(np.argmin(c))]:.0f}" for c in C["sweeps"].values()})
@@ -542,14 +484,14 @@ def write_page(R, cfg, files, quick, seconds):
     # ---- 2 number of links
     L = R["links"]
     w("## 2. Number of links (chains, fixed base)\n")
-    w(f"![links]({files['links']})\n")
+    w.figure(files["links"], "links")
     Ns = [r["n"] for r in L["planar chain"]]
     rows = []
     for i, n in enumerate(Ns):
         a, b = L["planar chain"][i], L["spatial chain"][i]
         rows.append([n, a["zero"], a["median"], a["lo"], a["hi"], a["lmax"], a["lmin"], b["zero"], b["median"], b["lmin"]])
-    w(table(["N", "planar q=0", "planar median", "planar min", "planar max", "planar lambda_max (q=0)", "planar lambda_min (q=0)",
-             "spatial q=0", "spatial median", "spatial lambda_min (q=0)"], rows) + "\n")
+    w.table(["N", "planar q=0", "planar median", "planar min", "planar max", "planar lambda_max (q=0)", "planar lambda_min (q=0)",
+             "spatial q=0", "spatial median", "spatial lambda_min (q=0)"], rows)
     fits = {}
     rows = []
     for label in L:
@@ -560,7 +502,7 @@ def write_page(R, cfg, files, quick, seconds):
             fits[(label, key)] = f
             rows.append([label, what, _fit_text(f, lo, hi)])
     w("Fitted exponents p (quantity ~ N^p):\n")
-    w(table(["mechanism", "quantity", "p"], rows) + "\n")
+    w.table(["mechanism", "quantity", "p"], rows)
     R["fits_links"] = fits
     pz, pm = fits[("planar chain", "zero")], fits[("planar chain", "median")]
     w(f"The straight planar chain grows as N^{pz[0]:.2f}: lambda_max grows as N^{fits[('planar chain', 'lmax')][0]:.2f} "
@@ -576,13 +518,13 @@ def write_page(R, cfg, files, quick, seconds):
     # ---- 3 taper
     T = R["taper"]
     w("## 3. Link sizes: tapered chains\n")
-    w(f"![taper]({files['taper']})\n")
+    w.figure(files["taper"], "taper")
     w("`build_random_tree(N, 1, 0, taper)`: body i has length and mass taper^(i-1), so its inertia scales as taper^(3(i-1)). "
       f"*inf*: singular to double precision (cond above n/eps; the dotted line marks {fmt(eps_limit)}, n = 128).\n")
     rows = []
     for i, n in enumerate(Ns):
         rows.append([n] + [T[t][i]["zero"] for t in T] + [T[t][i]["median"] for t in T])
-    w(table(["N"] + [f"q=0, taper {t}" for t in T] + [f"median, taper {t}" for t in T], rows) + "\n")
+    w.table(["N"] + [f"q=0, taper {t}" for t in T] + [f"median, taper {t}" for t in T], rows)
     rows = []
     for t, rr in T.items():
         if t == 1.0:
@@ -592,8 +534,8 @@ def write_page(R, cfg, files, quick, seconds):
             (n1, c1), (n2, c2) = pts[-2], pts[-1]
             rate = (math.log(c2) - math.log(c1)) / (n2 - n1)
             rows.append([t, f"{n1}..{n2}", f"{math.exp(rate):.3g}", f"{taper_rate(t):.3g}", rr[-1]["lmax"]])
-    w(table(["taper", "N range", "measured cond factor per added link", "prediction taper^-3",
-             f"lambda_max at N = {Ns[-1]} (q = 0)"], rows) + "\n")
+    w.table(["taper", "N range", "measured cond factor per added link", "prediction taper^-3",
+             f"lambda_max at N = {Ns[-1]} (q = 0)"], rows)
     w("A taper below 1 makes the growth exponential instead of polynomial. The sum of the subtree inertias converges "
       "(lambda_max saturates: last column, against " + fmt(T[1.0][-1]["lmax"]) + f" for taper 1 at N = {Ns[-1]}), "
       "while the smallest eigenvalue follows the last, smallest body, whose inertia is taper^(3(N-1)): each added "
@@ -603,14 +545,14 @@ def write_page(R, cfg, files, quick, seconds):
     # ---- 4 connectivity
     K = R["connectivity"]
     w("## 4. Connectivity: chains and trees\n")
-    w(f"![connectivity]({files['connectivity']})\n")
+    w.figure(files["connectivity"], "connectivity")
     w("`build_random_tree(N, branching_factor)`: body i's parent is floor((i - 2 + ceil(bf)) / bf), so bf = 1 is a chain, "
       "bf = 2 a binary tree, and the depth (longest path from the base) falls from N to about log_bf N.\n")
     rows = []
     KN = K["Ns"]
     for i, n in enumerate(KN):
         rows.append([n] + [f"{fmt(K['rows'][bf][i]['median'])} (d {K['rows'][bf][i]['depth']})" for bf in K["rows"]])
-    w(table(["N"] + [f"bf {bf}: median cond (depth)" for bf in K["rows"]], rows) + "\n")
+    w.table(["N"] + [f"bf {bf}: median cond (depth)" for bf in K["rows"]], rows)
     rows = []
     kfits = {}
     for bf, rr in K["rows"].items():
@@ -620,8 +562,8 @@ def write_page(R, cfg, files, quick, seconds):
         fmin = fit_range(KN, [r["lmin"] for r in rr], lo, hi)
         kfits[bf] = (fm, fz, fmax, fmin)
         rows.append([bf, _fit_text(fm, lo, hi), _fit_text(fz, lo, hi), _fit_text(fmax, lo, hi), _fit_text(fmin, lo, hi)])
-    w(table(["branching factor", "p of median cond", "p of cond at q = 0", "p of lambda_max (q = 0)",
-             "p of lambda_min (q = 0)"], rows) + "\n")
+    w.table(["branching factor", "p of median cond", "p of cond at q = 0", "p of lambda_max (q = 0)",
+             "p of lambda_min (q = 0)"], rows)
     R["fits_connectivity"] = kfits
     ps_ = [kfits[bf][0][0] for bf in K["rows"] if bf != 1 and kfits[bf][0]]
     w(f"Branching lowers both the value and the growth rate: every tree (bf > 1) grows with an exponent between "
@@ -639,7 +581,7 @@ def write_page(R, cfg, files, quick, seconds):
     # ---- 5 floating base
     F = R["floating"]
     w("## 5. Fixed vs floating base, and units\n")
-    w(f"![floating]({files['floating']})\n")
+    w.figure(files["floating"], "floating")
     w(f"The same planar chain of N identical links ({F['ell']} m, 1 kg): *fixed*: link 1 hinged to the ground (revolute z); "
       "*floating*: link 1 is a free-flyer (6 DoF). A free-flyer mixes angular (rad/s) and linear (m/s) velocities, so the "
       "entries of M have different units (kg m^2, kg m, kg) and its condition number depends on the unit of length. "
@@ -654,8 +596,8 @@ def write_page(R, cfg, files, quick, seconds):
     for r in F["rows"]:
         rows.append([r["n"], r["fixed_rand"], r["float_1m_rand"], r["float_link_rand"], r["float_gyr_rand"], r["float_jacobi_rand"],
                      r["free_base_rand"], r["fixed_zero"], r["float_gyr_zero"], r["free_base_zero"]])
-    w(table(["N", "fixed", "floating L=1 m", f"floating L={F['ell']} m", "floating L=r_gyr", "floating Jacobi",
-             "free base (Schur)", "fixed q=0", "floating L=r_gyr q=0", "free base q=0"], rows) + "\n")
+    w.table(["N", "fixed", "floating L=1 m", f"floating L={F['ell']} m", "floating L=r_gyr", "floating Jacobi",
+             "free base (Schur)", "fixed q=0", "floating L=r_gyr q=0", "free base q=0"], rows)
     FN = [r["n"] for r in F["rows"]]
     ff = {k: fit_range(FN, [r[k] for r in F["rows"]], lo, hi) for k in ("fixed_rand", "float_gyr_rand", "free_base_rand",
                                                                         "fixed_zero", "free_base_zero")}
@@ -668,12 +610,12 @@ def write_page(R, cfg, files, quick, seconds):
     rows = []
     for label, d in F["curves"].items():
         rows.append([label, d["cond_1"], f"{d['Lg']:.3g}", d["cond_g"], f"{d['best_L']:.3g}", d["best"], d["jacobi"]])
-    w(table(["model", "cond, L = 1 m", "r_gyr (m)", "cond, L = r_gyr", "best L on the grid (m)", "cond at best L", "Jacobi"], rows) + "\n")
+    w.table(["model", "cond, L = 1 m", "r_gyr (m)", "cond, L = r_gyr", "best L on the grid (m)", "cond at best L", "Jacobi"], rows)
     rows = []
     for b in F["builders"]:
         rows.append([b["name"], f"{b['nv_x']} / {b['nv_f']}", b["fixed"], b["f1"], b["fg"], b["free"]])
-    w(table(["builder (median over random q)", "nv fixed / floating", "fixed (pelvis/trunk welded)", "floating L = 1 m",
-             "floating L = r_gyr", "free base (Schur)"], rows) + "\n")
+    w.table(["builder (median over random q)", "nv fixed / floating", "fixed (pelvis/trunk welded)", "floating L = 1 m",
+             "floating L = r_gyr", "free base (Schur)"], rows)
     w("Findings. (i) In the *same units*, making the base float never improves the condition number of the full JSIM: "
       "the fixed-base M is a principal submatrix of the floating-base M (the root's rotation about z is joint 1; for the "
       "robots, the fixed model is the floating one with the 6 base rows and columns deleted), so by Cauchy interlacing "
@@ -693,12 +635,12 @@ def write_page(R, cfg, files, quick, seconds):
     # ---- 6 eigenvectors
     E = R["eigen"]
     w("## 6. Eigenvectors: which motions are stiff and soft\n")
-    w(f"![eigenvectors]({files['eigen']})\n")
+    w.figure(files["eigen"], "eigenvectors")
     rows = []
     for label, d in E["cases"].items():
         rows.append([label, d["lmax"], d["sc_max"], f"{d['base_share_max']:.2f}", f"{d['first_half_max']:.2f}", d["lmin"], d["sc_min"]])
-    w(table(["planar chain N = %d" % E["n"], "lambda_max", "sign changes", "share of joint 1", "share of proximal half",
-             "lambda_min", "sign changes"], rows) + "\n")
+    w.table(["planar chain N = %d" % E["n"], "lambda_max", "sign changes", "share of joint 1", "share of proximal half",
+             "lambda_min", "sign changes"], rows)
     st = E["cases"]["straight (q = 0)"]
     w(f"*Stiff mode* (lambda_max): all joints turn the same way, with amplitudes falling from the base to the tip (no sign "
       f"change; the proximal half carries {st['first_half_max']:.0%} of it, joint 1 alone {st['base_share_max']:.0%}). It is "
@@ -725,7 +667,7 @@ def write_page(R, cfg, files, quick, seconds):
     if rb is None:
         w(f"Skipped: {MODELS_DIR} is absent.\n")
     else:
-        w(f"![robots]({files['robots']})\n")
+        w.figure(files["robots"], "robots")
         w(f"`Model.from_urdf(path, floating_base)` on ../shared/models; {cfg['robot_samples']} random configurations each; "
           "floating-base rows in SI (L = 1 m); modes at `plucker.neutral`. Mimic joints are independent DoF here (as "
           "plucker.crba returns M). 'Jacobi' = cond of D^-1/2 M D^-1/2 at neutral." + (" chain1024 skipped (--quick)." if cfg["skip_robots"] else "") + "\n")
@@ -733,7 +675,7 @@ def write_page(R, cfg, files, quick, seconds):
         for r in rb:
             rows.append([r["name"] + (" (floating)" if r["floating"] else ""), r["nv"], r["lo"], r["median"], r["hi"], r["neutral"],
                          r["jacobi"], r["mode_max"], r["mode_min"]])
-        w(table(["robot", "nv", "min", "median", "max", "neutral", "Jacobi", "stiffest mode (shares)", "softest mode (shares)"], rows) + "\n")
+        w.table(["robot", "nv", "min", "median", "max", "neutral", "Jacobi", "stiffest mode (shares)", "softest mode (shares)"], rows)
         rows = []
         for r in rb:
             if r["floating"]:
@@ -742,7 +684,7 @@ def write_page(R, cfg, files, quick, seconds):
                              f"rot {r['split_max_g'][0]:.2f} / trans {r['split_max_g'][1]:.2f}"])
         w("Floating bases, units: cond at neutral with L = 1 m and with L = r_gyr, and the base's share (rotation / "
           "translation) of the stiffest mode.\n")
-        w(table(["robot", "cond, L = 1 m", "r_gyr (m)", "cond, L = r_gyr", "stiffest mode, L = 1 m", "stiffest mode, L = r_gyr"], rows) + "\n")
+        w.table(["robot", "cond, L = 1 m", "r_gyr (m)", "cond, L = r_gyr", "stiffest mode, L = 1 m", "stiffest mode, L = r_gyr"], rows)
         fin = [r for r in rb if math.isfinite(r["median"])]
         sing = sorted({r["name"] for r in rb if not math.isfinite(r["neutral"]) or not math.isfinite(r["hi"])})
         w("Findings. The robots' conditioning is set by the disparity between their heaviest and lightest DoF far more than "
@@ -826,7 +768,7 @@ def write_page(R, cfg, files, quick, seconds):
     w("`make studies` (needs the Release build), or `PYTHONPATH=build/python:python /usr/bin/python3 studies/jsim_conditioning.py "
       "[--quick] [--out DIR]`. Time per part of this run: "
       + ", ".join(f"{k.replace('study_', '')} {v:.1f} s" for k, v in R["timing"].items()) + ".\n")
-    return "\n".join(P)
+    return w.text()
 
 
 def taper_worse_text(T, Ns):
@@ -870,22 +812,15 @@ def run(cfg):
     return R
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--quick", action="store_true", help="reduced sizes (tests): a few seconds")
-    ap.add_argument("--out", default=os.path.join(REPO, "docs", "studies"), help="output folder (page and PNGs)")
-    args = ap.parse_args(argv)
-    cfg = QUICK if args.quick else FULL
-    os.makedirs(args.out, exist_ok=True)
-    t0 = time.time()
+def build(quick, out, t0):
+    cfg = QUICK if quick else FULL
     R = run(cfg)
-    files = plots(R, cfg, args.out)
-    page = write_page(R, cfg, files, quick=args.quick, seconds=time.time() - t0)
-    path = os.path.join(args.out, "jsim_conditioning.md")
-    with open(path, "w") as f:
-        f.write(page)
-    print(f"jsim_conditioning: wrote {path} and {len(files)} figures in {time.time() - t0:.1f} s")
-    return 0
+    files = plots(R, cfg, out)
+    return write_page(R, cfg, files, quick=quick, seconds=time.time() - t0), files
+
+
+def main(argv=None):
+    return sp.main(argv, __doc__, "reduced sizes (tests): a few seconds", "jsim_conditioning.md", build)
 
 
 if __name__ == "__main__":
