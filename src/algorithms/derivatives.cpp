@@ -566,12 +566,7 @@ void rnea_derivatives(const Model& model, Data& data, const Eigen::Ref<const Vec
                       const Eigen::Ref<const VecX>& a, ExternalForces f_ext, ReferenceFrame frame) {
   const char* fn = "rnea_derivatives";
   const detail::DataUse use(model, data, fn);
-  detail::check_arguments(fn, [&] {
-    model.check_configuration(q, "q");
-    model.check_tangent(v, "v");
-    model.check_tangent(a, "a");
-  });
-  if (!f_ext.empty()) detail::check_forces(model, f_ext, fn);
+  detail::check_state(model, fn, q, v, a, "a", f_ext);
   detail::rnea_unchecked(model, data, q.data(), v.data(), a.data(), f_ext, frame);
   derivatives_after<Use::Rnea>(model, data, f_ext, frame, nullptr);
   detail::check_finite_result(model, data, data.tau, fn, "tau");
@@ -588,12 +583,7 @@ void aba_derivatives(const Model& model, Data& data, const Eigen::Ref<const VecX
                      const Eigen::Ref<const VecX>& tau, ExternalForces f_ext, ReferenceFrame frame) {
   const char* fn = "aba_derivatives";
   const detail::DataUse use(model, data, fn);
-  detail::check_arguments(fn, [&] {
-    model.check_configuration(q, "q");
-    model.check_tangent(v, "v");
-    model.check_tangent(tau, "tau");
-  });
-  if (!f_ext.empty()) detail::check_forces(model, f_ext, fn);
+  detail::check_state(model, fn, q, v, tau, "tau", f_ext);
   // qdd = M^-1 (tau - C): the bias forces, then M^-1 (which the derivatives need anyway) on the
   // poses they leave, instead of a separate ABA.
   detail::bias_forces_unchecked(model, data, q.data(), v.data(), f_ext, frame);
