@@ -62,8 +62,9 @@ void bind_loops(py::module_& mod) {
           "Featherstone & Orin, \"Robot Dynamics: Equations and Algorithms\", ICRA 2000) by\n"
           "method 'kkt' (Eq. 20 directly), 'range_space' (Eq. 21, lambda first with O(n) tree solves),\n"
           "'null_space' (Eq. 22), or 'dca' / 'dca_accurate' (the divide-and-conquer algorithm, each loop\n"
-          "joint closed by the assembly formula; threads=k runs its levels on k threads; loop joints only,\n"
-          "mimic relations are refused). baumgarte=(alpha, beta): phi'' + 2 alpha phi' + beta^2 phi = 0.\n"
+          "joint closed by the assembly formula; threads=k runs its levels on k threads; mimic relations\n"
+          "closed around it by the range-space step, one more DCA solve each). baumgarte=(alpha, beta):\n"
+          "phi'' + 2 alpha phi' + beta^2 phi = 0.\n"
           "Rank-deficient constraints are handled by a rank-revealing step (rank_tolerance); lam is the\n"
           "minimum-norm one.");
   mod.def("constrained_forward_dynamics_derivatives", &constrained_forward_dynamics_derivatives_py, py::arg("model"),

@@ -1,7 +1,8 @@
 """The divide-and-conquer algorithm on closed loops: constrained_forward_dynamics(method="dca" or
 "dca_accurate") against the three global methods (kkt, range_space, null_space) on the four-bar,
 the slider-crank and the Delta robot, with Baumgarte terms off the constraint manifold; threads;
-the equation of motion by the RNEA; mimic relations (the geared elbow) and bad input refused."""
+the equation of motion by the RNEA; mimic relations (the geared elbow, loaded from URDF) against
+kkt; bad input refused."""
 import numpy as np
 import pytest
 
@@ -73,14 +74,24 @@ def test_a_tree_is_the_dca_of_the_tree():
     assert lam.shape == (0,)
 
 
-def test_mimic_relations_and_bad_input_are_refused():
+def test_the_geared_elbow_agrees_with_kkt():
+    # A URDF <mimic> (q_elbow = 2 q_shoulder + 0.1), off the relation and stabilised: the DCA closes
+    # the gear by the range-space step around its solves; qdd and lambda agree with kkt, and
+    # the stabilised relation qdd_e - 2 qdd_s = -2 alpha (v_e - 2 v_s) - beta^2 phi holds.
     g = plucker.Model.from_urdf_string(GEARED_ELBOW_URDF)
     assert g.num_constraints == 1
-    with pytest.raises(ValueError, match="mimic relation of joint 'elbow'"):
-        plucker.constrained_forward_dynamics(g, plucker.neutral(g), np.zeros(2), np.zeros(2), method="dca")
-    # The other methods solve it: the DCA's refusal is the only difference.
-    qdd, _ = plucker.constrained_forward_dynamics(g, plucker.neutral(g), np.zeros(2), np.zeros(2), method="kkt")
-    assert qdd[1] == pytest.approx(2.0 * qdd[0], abs=1e-9)
+    q, v, tau = np.array([0.3, 0.65]), np.array([0.4, -0.2]), np.array([1.5, -0.7])
+    gains = (2.0, 3.0)
+    ref_qdd, ref_lam = plucker.constrained_forward_dynamics(g, q, v, tau, method="kkt", baumgarte=gains)
+    phi = q[1] - 2.0 * q[0] - 0.1
+    for meth in DCA:
+        qdd, lam = plucker.constrained_forward_dynamics(g, q, v, tau, method=meth, baumgarte=gains)
+        np.testing.assert_allclose(qdd, ref_qdd, rtol=0, atol=1e-12 * (1 + np.abs(ref_qdd).max()))
+        np.testing.assert_allclose(lam, ref_lam, rtol=0, atol=1e-12 * (1 + np.abs(ref_lam).max()))
+        assert qdd[1] - 2.0 * qdd[0] == pytest.approx(-4.0 * (v[1] - 2.0 * v[0]) - 9.0 * phi, abs=1e-12)
+
+
+def test_bad_input_is_refused():
     m = plucker.build_four_bar()
     q, z = plucker.neutral(m), np.zeros(3)
     with pytest.raises(ValueError, match="threads must be at least 1"):

@@ -86,35 +86,6 @@ bool invert_spd(const Mat6& A, Mat6& A_inv) {
   return true;
 }
 
-/// An orthonormal basis of the null space of S^T (6 x (6 - d)): the unit vectors S does not use
-/// when S's columns are unit vectors (exact), else the last left singular vectors of S.
-Mat6x null_space(const Mat6x& S) {
-  const int d = static_cast<int>(S.cols());
-  bool unit = true;
-  std::array<bool, 6> used{};
-  for (int k = 0; k < d && unit; ++k) {
-    int row = -1;
-    for (int r = 0; r < 6; ++r) {
-      if (S(r, k) == 1.0 && row < 0)
-        row = r;
-      else if (S(r, k) != 0.0)
-        unit = false;
-    }
-    if (row < 0) unit = false;
-    if (unit) used[row] = true;
-  }
-  Mat6x T(6, 6 - d);
-  if (unit) {
-    int col = 0;
-    for (int r = 0; r < 6; ++r)
-      if (!used[r]) T.col(col++) = Vec6::Unit(r);
-  } else {
-    Eigen::JacobiSVD<Eigen::MatrixXd> svd(Eigen::MatrixXd(S), Eigen::ComputeFullU);
-    T = svd.matrixU().rightCols(6 - d);
-  }
-  return T;
-}
-
 /// A barrier for the threads of one pool run: spins briefly (a level's work is microseconds), then
 /// waits on the atomic (a futex: no CPU burnt while another thread of an oversubscribed machine
 /// runs).
@@ -154,6 +125,33 @@ class Barrier {
 };
 
 }  // namespace
+
+Mat6x null_space(const Mat6x& S) {
+  const int d = static_cast<int>(S.cols());
+  bool unit = true;
+  std::array<bool, 6> used{};
+  for (int k = 0; k < d && unit; ++k) {
+    int row = -1;
+    for (int r = 0; r < 6; ++r) {
+      if (S(r, k) == 1.0 && row < 0)
+        row = r;
+      else if (S(r, k) != 0.0)
+        unit = false;
+    }
+    if (row < 0) unit = false;
+    if (unit) used[row] = true;
+  }
+  Mat6x T(6, 6 - d);
+  if (unit) {
+    int col = 0;
+    for (int r = 0; r < 6; ++r)
+      if (!used[r]) T.col(col++) = Vec6::Unit(r);
+  } else {
+    Eigen::JacobiSVD<Eigen::MatrixXd> svd(Eigen::MatrixXd(S), Eigen::ComputeFullU);
+    T = svd.matrixU().rightCols(6 - d);
+  }
+  return T;
+}
 
 /// The assembly tree (from the topology, made once) and the scratch of one evaluation.
 struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
@@ -212,6 +210,7 @@ struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
     G_begin = o.G_begin;
     G_loop = o.G_loop;
     rank_tolerance = o.rank_tolerance;
+    gravity = o.gravity;
     tree_deficient = o.tree_deficient;
     loop_deficient = o.loop_deficient;
   }
@@ -277,6 +276,9 @@ struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
   std::vector<char> tree_deficient;  ///< per joint: its T^T Phi T was rank-deficient (redundant with a loop)
   std::vector<char> loop_deficient;  ///< per loop: its T^T Phi T was rank-deficient (redundant rows)
   double rank_tolerance = 1e-10;
+  /// False: the base does not accelerate (a_0 = 0 instead of -g), for the homogeneous solves of
+  /// the mimic relations (constrained_dca.cpp).
+  bool gravity = true;
 
   // Threads (made by the first call with a thread count > 1).
   int threads = 1;
@@ -613,8 +615,8 @@ Transform handle_frame(const DcaWorkspace& ws, const Data& data, int j) {
 /// frame of the body its joint moves).
 void leaf(const Model& model, const Data& data, DcaWorkspace& ws, int i, bool basic) {
   const int h = ws.handles(i), s0 = ws.h_begin[i];
-  const Motion a0 = Motion(Vec3::Zero(), -model.gravity());  // the base's acceleration, -g
-  if (i == 0) {                                              // the fixed base: Phi = 0 (infinite inertia), b = a_0
+  const Motion a0 = ws.gravity ? Motion(Vec3::Zero(), -model.gravity()) : Motion::Zero();  // the base's, -g
+  if (i == 0) {  // the fixed base: Phi = 0 (infinite inertia), b = a_0
     for (int r = 0; r < h; ++r) {
       for (int s = 0; s < h; ++s) ws.block(i, r, s).setZero();
       const int j = ws.h_joint[s0 + r];
@@ -1088,14 +1090,11 @@ const VecX& forward_dynamics_dca(const Model& model, Data& data, const Eigen::Re
                                  int threads, ExternalForces f_ext, ReferenceFrame frame) {
   const char* fn = "forward_dynamics_dca";
   const detail::DataUse use(model, data, fn);
+  detail::check_state(model, fn, q, v, tau, "tau", f_ext);
   detail::check_arguments(fn, [&] {
-    model.check_configuration(q, "q");
-    model.check_tangent(v, "v");
-    model.check_tangent(tau, "tau");
     if (threads < 1) throw InvalidArgument("threads must be at least 1, got " + std::to_string(threads));
     if (variant != DcaVariant::Basic && variant != DcaVariant::Accurate) throw InvalidArgument("invalid DcaVariant");
   });
-  if (!f_ext.empty()) detail::check_forces(model, f_ext, fn);
   detail::DcaWorkspace& ws = detail::workspace<detail::DcaWorkspace>(model, data);
   if (!ws.regularised.empty()) {
     // Bodies of singular inertia can make M singular (a massless subtree). The DCA has no
@@ -1144,13 +1143,8 @@ struct DcaLoopsWorkspace : WorkspaceOf<DcaLoopsWorkspace> {
 
 DcaLoopsResult forward_dynamics_dca_loops(const Model& model, Data& data, const double* q, const double* v,
                                           const double* tau, bool basic, int threads, double rank_tolerance,
-                                          const DcaLoopHook& hook) {
+                                          const DcaLoopHook& hook, bool gravity) {
   const char* fn = basic ? "constrained_forward_dynamics (dca)" : "constrained_forward_dynamics (dca_accurate)";
-  if (!model.mimics().empty())
-    throw InvalidArgument(std::string(fn) + ": the mimic relation of joint '" +
-                          model.joint_name(model.mimics().front().follower) +
-                          "' is not a joint between two handles; the divide-and-conquer method covers loop joints "
-                          "only (use kkt, range_space or null_space)");
   for (const LoopJoint& joint : model.loop_joints())
     if (joint.predecessor == joint.successor)
       throw InvalidArgument(std::string(fn) + ": loop joint '" + joint.name + "' joins body '" +
@@ -1165,7 +1159,9 @@ DcaLoopsResult forward_dynamics_dca_loops(const Model& model, Data& data, const 
                           "method with loop joints needs every body's inertia positive definite (use kkt or "
                           "range_space)");
   ws.rank_tolerance = rank_tolerance;
+  ws.gravity = gravity;
   const int status = dca_impl<ForceInput::None>(model, data, ws, q, v, tau, nullptr, basic, threads, &hook);
+  ws.gravity = true;
   if (status > 0) throw_not_positive(model, status);
   if (status < -1)
     throw NumericalError(std::string(fn) + ": T^T Phi T of loop joint '" + model.loop_joints()[-status - 2].name +

@@ -10,6 +10,13 @@
 
 namespace plucker::detail {
 
+/// An orthonormal basis of the null space of S^T (6 x (6 - d)) for a 6 x d S of full rank: the
+/// unit vectors S does not use when S's columns are unit vectors (exact), else the last left
+/// singular vectors of S. The constraint-force directions T of a joint (T^T S = 0), for the
+/// DCA (dca.cpp) and the operational-space DCA (operational_space_dca.cpp).
+Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 6> null_space(
+    const Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 6>& S);
+
 /// One loop joint as the DCA sees it: a joint between two handles, in its frame C (the axes of
 /// the predecessor frame, the origin of the successor frame; C_X_0).
 struct DcaLoop {
@@ -45,11 +52,13 @@ struct DcaLoopsResult {
 /// data.qdd by the DCA with every loop joint of the model closed by the assembly formula at the
 /// lowest subassembly that holds both its bodies. rank_tolerance: an eigenvalue of T^T Phi T at
 /// or below rank_tolerance times the largest counts as zero (redundant constraint directions).
-/// Throws InvalidArgument for models it does not cover (mimic relations, a loop joint from a body
-/// to itself, bodies of singular inertia) and NumericalError when T^T Phi T is not positive
-/// semi-definite.
+/// Mimic relations are not its business (the caller closes them, constrained_dca.cpp). gravity =
+/// false: the base does not accelerate (with v = 0 and a hook giving no bias, the solve is the
+/// loop-closed map tau -> qdd). Throws InvalidArgument for models it does not cover (a loop joint
+/// from a body to itself, bodies of singular inertia) and NumericalError when T^T Phi T is not
+/// positive semi-definite.
 DcaLoopsResult forward_dynamics_dca_loops(const Model& model, Data& data, const double* q, const double* v,
                                           const double* tau, bool basic, int threads, double rank_tolerance,
-                                          const DcaLoopHook& hook);
+                                          const DcaLoopHook& hook, bool gravity = true);
 
 }  // namespace plucker::detail

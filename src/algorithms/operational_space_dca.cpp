@@ -34,12 +34,12 @@
 
 #include <Eigen/Cholesky>
 #include <Eigen/LU>
-#include <Eigen/SVD>
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cmath>
 
+#include "algorithms/dca_loops.hpp"
 #include "algorithms/fd_kernels.hpp"
 #include "algorithms/thread_pool.hpp"
 
@@ -51,35 +51,6 @@ constexpr std::size_t ix(int i) { return static_cast<std::size_t>(i); }
 
 using Mat6x = Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 6>;              // 6 x c, no heap
 using MatK = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, 6, 6>;  // c x c, no heap
-
-/// An orthonormal basis of the null space of S^T (6 x (6 - d)): the unit vectors S does not use
-/// when S's columns are unit vectors (exact), else the last left singular vectors of S.
-Mat6x null_space_of(const Mat6x& S) {
-  const int d = static_cast<int>(S.cols());
-  std::array<bool, 6> used{};
-  bool unit = true;
-  for (int k = 0; k < d && unit; ++k) {
-    int row = -1;
-    for (int r = 0; r < 6; ++r) {
-      if (S(r, k) == 1.0 && row < 0)
-        row = r;
-      else if (S(r, k) != 0.0)
-        unit = false;
-    }
-    if (row < 0) unit = false;
-    if (unit) used[ix(row)] = true;
-  }
-  Mat6x T(6, 6 - d);
-  if (unit) {
-    int col = 0;
-    for (int r = 0; r < 6; ++r)
-      if (!used[ix(r)]) T.col(col++) = Vec6::Unit(r);
-  } else {
-    Eigen::JacobiSVD<Eigen::MatrixXd> svd(Eigen::MatrixXd(S), Eigen::ComputeFullU);
-    T = svd.matrixU().rightCols(6 - d);
-  }
-  return T;
-}
 
 /// A^-1 of a symmetric 6x6 A by Cholesky, each pivot tested with the library's criterion.
 bool invert_spd6(const Mat6& A, Mat6& A_inv) {
@@ -157,7 +128,7 @@ OsDcaState::OsDcaState(const Model& model, std::span<const char> task_body, int 
         ops::add_column<double>(m, ops::column(joint, k), 1.0);
         S.col(k) = Motion(m).vector();
       }
-      T[ix(i)] = null_space_of(S);
+      T[ix(i)] = null_space(S);
     });
   }
   if (!regularised.empty()) {  // dI: the mean mass and central inertia of the massive bodies

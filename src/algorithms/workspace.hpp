@@ -37,7 +37,8 @@ enum class Slot : int {
   GlobalSparse,  ///< global_sparse and cfa (global_kernels.hpp)
   Dca,           ///< forward_dynamics_dca (dca.cpp)
   DcaLoops,      ///< constrained_forward_dynamics by the DCA (dca.cpp, its loop handles)
-  Last = DcaLoops
+  DcaGears,      ///< its mimic relations (constrained_dca.cpp)
+  Last = DcaGears
 };
 static_assert(static_cast<int>(Slot::Last) < kWorkspaceSlots);
 

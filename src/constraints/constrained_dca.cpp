@@ -6,6 +6,16 @@
 //   T^T C (a_s - a_p) = -T^T e - 2 alpha T^T C (v_s - v_p) - beta^2 phi
 // (a, v: world spatial accelerations and velocities of the successor and predecessor; e: the
 // terms from the motion of frame C, as in loop_bias), i.e. L qdd = c - 2 alpha L v - beta^2 phi.
+//
+// Mimic relations (gears, q_f = r q_l + offset) are not joints between two handles, and the 1999
+// papers do not cover them: they are closed around the DCA by the range-space method (paper 000
+// Eq. 21 on their rows G), with the loop-closed DCA as the tree solve:
+//   qdd = qdd_0 + H G^T mu,   (G H G^T) mu = -2 alpha G v - beta^2 phi_G - G qdd_0
+// qdd_0: the DCA without the gears; H G^T: one homogeneous DCA per gear (v = 0, no gravity, no
+// loop bias or actuation: the map tau -> qdd of the loop-closed mechanism, applied to the gear's
+// generalised force G_k^T); the loops' forces are combined with the same mu. O((g + 1) N) work
+// for g gears, each solve of O(log N) depth.
+#include <Eigen/Eigenvalues>
 #include <cmath>
 #include <string>
 
@@ -100,6 +110,108 @@ class LoopTerms final : public DcaLoopHook {
   const ConstrainedOptions& options_;
 };
 
+/// The loop joints' geometry without bias or actuation: the homogeneous solves of the gears.
+class HomogeneousLoopTerms final : public DcaLoopHook {
+ public:
+  void terms(const Model& model, Data& data, std::vector<DcaLoop>& loops) const override {
+    for (std::size_t l = 0; l < loops.size(); ++l) {
+      const LoopJoint& joint = model.loop_joints()[l];
+      DcaLoop& L = loops[l];
+      L.C = loop_frames(data, joint).C;
+      loop_subspaces(joint, loop_directions(joint), L.T, L.S);
+      L.c.setZero();
+      L.f_tau.setZero();
+    }
+  }
+};
+
+/// The scratch of the gears' range-space step (sized once: no allocation when warm).
+struct DcaGearsWorkspace : WorkspaceOf<DcaGearsWorkspace> {
+  static constexpr Slot slot = Slot::DcaGears;
+  explicit DcaGearsWorkspace(const Model& model) {
+    const int nv = model.nv(), g = static_cast<int>(model.mimics().size());
+    const int nl = static_cast<int>(model.loop_joints().size());
+    zero_v = VecX::Zero(nv);
+    gear_force = VecX::Zero(nv);
+    HGt = MatX::Zero(nv, g);
+    loop_f = MatX::Zero(6 * nl, g);
+    K = MatX::Zero(g, g);
+    rhs = mu = VecX::Zero(g);
+    eig = Eigen::SelfAdjointEigenSolver<MatX>(g);
+  }
+  VecX zero_v, gear_force;  ///< v = 0; G_k^T
+  MatX HGt;                 ///< nv x g: H G^T
+  MatX loop_f;              ///< 6 nl x g: the loops' forces (in their frames C) of each homogeneous solve
+  MatX K;                   ///< G H G^T
+  VecX rhs, mu;
+  Eigen::SelfAdjointEigenSolver<MatX> eig;
+};
+
+/// G_k^T: the generalised force of gear k's multiplier (its row of L is e_f - r e_l).
+void gear_force(const Model& model, const MimicRelation& gear, VecX& f) {
+  f.setZero();
+  f[model.idx_v(gear.follower)] += 1.0;
+  f[model.idx_v(gear.leader)] -= gear.multiplier;
+}
+
+/// The gears' homogeneous solves: H G^T and the loops' forces. True when a tree joint's or a
+/// loop's constraint directions were dropped in one of them.
+bool homogeneous_solves(const Model& model, Data& data, DcaGearsWorkspace& gw, const double* q, bool basic,
+                        const ConstrainedOptions& options) {
+  const HomogeneousLoopTerms hook;
+  bool deficient = false;
+  for (std::size_t k = 0; k < model.mimics().size(); ++k) {
+    gear_force(model, model.mimics()[k], gw.gear_force);
+    const DcaLoopsResult h = forward_dynamics_dca_loops(model, data, q, gw.zero_v.data(), gw.gear_force.data(), basic,
+                                                        options.threads, options.rank_tolerance, hook, false);
+    gw.HGt.col(static_cast<Eigen::Index>(k)) = data.qdd;
+    for (std::size_t l = 0; l < h.loops.size(); ++l)
+      gw.loop_f.col(static_cast<Eigen::Index>(k)).segment<6>(6 * static_cast<Eigen::Index>(l)) = h.loops[l].f;
+    deficient = deficient || h.tree_rank_deficient;
+  }
+  return deficient;
+}
+
+/// mu from (G H G^T) mu = rhs by its eigen-decomposition (eigenvalues at or below the rank
+/// tolerance times the largest dropped: redundant gears get no force); qdd and the loops' forces
+/// updated. Returns the rank of G H G^T. Throws NumericalError when it is not positive
+/// semi-definite beyond rounding.
+int close_gears(const Model& model, Data& data, DcaGearsWorkspace& gw, const double* v, int gear_row,
+                std::vector<DcaLoop>& loops, const ConstrainedOptions& options, const char* fn) {
+  const int g = static_cast<int>(model.mimics().size());
+  const double a2 = 2.0 * options.baumgarte_alpha, b2 = options.baumgarte_beta * options.baumgarte_beta;
+  for (int k = 0; k < g; ++k) {
+    const MimicRelation& gear = model.mimics()[static_cast<std::size_t>(k)];
+    const int f = model.idx_v(gear.follower), l = model.idx_v(gear.leader);
+    const double r = gear.multiplier;
+    gw.K.row(k) = gw.HGt.row(f) - r * gw.HGt.row(l);  // G H G^T, row k
+    gw.rhs[k] = -a2 * (v[f] - r * v[l]) - b2 * data.loops.phi[gear_row + k] - (data.qdd[f] - r * data.qdd[l]);
+  }
+  for (int k = 0; k < g; ++k)  // symmetrised in place (no temporary)
+    for (int j = 0; j < k; ++j) gw.K(k, j) = gw.K(j, k) = 0.5 * (gw.K(k, j) + gw.K(j, k));
+  gw.eig.compute(gw.K);
+  const auto& e = gw.eig.eigenvalues();
+  const double e_max = e.cwiseAbs().maxCoeff();
+  if (!(e.minCoeff() >= -1e-6 * e_max))
+    throw NumericalError(std::string(fn) + ": G H G^T of the mimic relations (first: joint '" +
+                         model.joint_name(model.mimics().front().follower) +
+                         "') is not positive semi-definite to working precision");
+  const double cut = std::max(options.rank_tolerance, 1e-8) * e_max;
+  gw.mu.noalias() = gw.eig.eigenvectors().transpose() * gw.rhs;
+  int rank = 0;
+  for (int k = 0; k < g; ++k) {
+    const bool keep = e[k] > cut;
+    rank += keep ? 1 : 0;
+    gw.mu[k] = keep ? gw.mu[k] / e[k] : 0.0;
+  }
+  gw.rhs.noalias() = gw.eig.eigenvectors() * gw.mu;  // mu = V diag(1/e) V^T rhs
+  gw.mu = gw.rhs;
+  data.qdd.noalias() += gw.HGt * gw.mu;
+  for (std::size_t l = 0; l < loops.size(); ++l)
+    loops[l].f.noalias() += gw.loop_f.middleRows<6>(6 * static_cast<Eigen::Index>(l)) * gw.mu;
+  return rank;
+}
+
 }  // namespace
 
 const VecX& constrained_forward_dynamics_dca(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
@@ -115,10 +227,22 @@ const VecX& constrained_forward_dynamics_dca(const Model& model, Data& data, con
     return forward_dynamics_dca(model, data, q, v, tau, basic ? DcaVariant::Basic : DcaVariant::Accurate,
                                 options.threads);
   }
+  const char* fn = basic ? "constrained_forward_dynamics (dca)" : "constrained_forward_dynamics (dca_accurate)";
+  const int gears = static_cast<int>(model.mimics().size());
+  DcaGearsWorkspace* gw = gears > 0 ? &workspace<DcaGearsWorkspace>(model, data) : nullptr;
+  bool deficient = gears > 0 && homogeneous_solves(model, data, *gw, q.data(), basic, options);
   const LoopTerms hook(q.data(), options);
   const DcaLoopsResult result = forward_dynamics_dca_loops(model, data, q.data(), v.data(), tau.data(), basic,
                                                            options.threads, options.rank_tolerance, hook);
   std::vector<DcaLoop>& loops = result.loops;
+  deficient = deficient || result.tree_rank_deficient;
+  const int gear_row = model.num_constraints() - gears;  // the gears' rows follow the loops' (phi, L, lambda)
+  int gear_rank = 0;
+  if (gears > 0) {
+    gear_rank = close_gears(model, data, *gw, v.data(), gear_row, loops, options, fn);
+    deficient = deficient || gear_rank < gears;
+    check_finite_result(model, data, data.qdd, fn, "qdd");
+  }
   // lambda = T^T f per loop (T orthonormal, the rows of L); the residual of the acceleration
   // constraints from the accelerations of qdd (one forward pass).
   forward_kinematics(model, data, q, v, data.qdd);
@@ -137,9 +261,18 @@ const VecX& constrained_forward_dynamics_dca(const Model& model, Data& data, con
     rank += L.rank;
     row += m;
   }
+  for (int k = 0; k < gears; ++k) {  // the gears' rows: G qdd = -2 alpha G v - beta^2 phi_G
+    const MimicRelation& gear = model.mimics()[static_cast<std::size_t>(k)];
+    const int f = model.idx_v(gear.follower), l = model.idx_v(gear.leader);
+    const double target = -2.0 * options.baumgarte_alpha * (v[f] - gear.multiplier * v[l]) -
+                          options.baumgarte_beta * options.baumgarte_beta * data.loops.phi[gear_row + k];
+    residual = std::max(residual, std::abs(data.qdd[f] - gear.multiplier * data.qdd[l] - target));
+    lambda[gear_row + k] = gw->mu[k];
+  }
+  rank += gear_rank;
   data.loops.rank = rank;
   data.loops.acceleration_residual = residual;
-  if (result.tree_rank_deficient) {
+  if (deficient) {
     // Redundant constraints (a direction dropped at a loop's closure or at a tree joint above it):
     // the loop forces are valid (tau_c = L^T lambda is unique) but, for a redundancy that spans
     // two loops or a loop and the tree, not the minimum-norm lambda of the other methods. Made

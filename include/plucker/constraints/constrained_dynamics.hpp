@@ -24,7 +24,8 @@ enum class ConstrainedMethod : int {
   NullSpace,   ///< "null_space": qdd = K y + qdd0 with L K = 0, then Eq. 22, for few independent DoF
   /// "dca": the divide-and-conquer algorithm (Featherstone 1999) with each loop joint closed by the
   /// assembly formula at the subassembly where its two bodies first meet; world coordinates
-  /// (DcaVariant::Basic). Loop joints only: a model with mimic relations is refused.
+  /// (DcaVariant::Basic). Mimic relations (gears) are closed around it by the range-space
+  /// method, with one more DCA solve per relation.
   Dca,
   DcaAccurate,  ///< "dca_accurate": as "dca", each handle in its own frame (DcaVariant::Accurate)
 };
