@@ -36,12 +36,39 @@ inline RigidBodyInertia box(double m, const Vec3& dims, const Vec3& com) {
 /// Rotation matrix exp(w) of a rotation vector.
 inline Mat3 rotation(const Vec3& w) { return detail::quat_exp(w).toRotationMatrix(); }
 
+// Draw order. C++ leaves unspecified the order in which a call's arguments (and the operands
+// of * and +) are evaluated, so Vec3(uniform(rng, ..), uniform(rng, ..), uniform(rng, ..)) fills
+// x, y, z in a compiler-dependent order: g++ 12 evaluated such arguments right to left (z drawn
+// first), clang++ 14 left to right, and the two built different models from one seed. Every
+// draw in the builders is therefore its own statement, in the order g++ 12 used, so that the
+// models of every earlier test, table and study (all built with g++) stay bit-identical.
+
+/// Three draws from U(lo, hi), sequenced z, then y, then x.
+inline Vec3 uniform_vec3(Rng& rng, double lo, double hi) {
+  const double z = uniform(rng, lo, hi);
+  const double y = uniform(rng, lo, hi);
+  const double x = uniform(rng, lo, hi);
+  return Vec3(x, y, z);
+}
+
+/// A random unit vector (normalised standard normal draws, sequenced z, then y, then x).
 inline Vec3 random_unit(Rng& rng) {
   std::normal_distribution<double> n(0.0, 1.0);
   Vec3 v;
-  do v = Vec3(n(rng), n(rng), n(rng));
-  while (v.norm() < 1e-3);
+  do {
+    const double z = n(rng);
+    const double y = n(rng);
+    const double x = n(rng);
+    v = Vec3(x, y, z);
+  } while (v.norm() < 1e-3);
   return v.normalized();
+}
+
+/// random_unit(rng) * U(lo, hi): the magnitude is drawn first, then the direction.
+inline Vec3 random_vector(Rng& rng, double lo, double hi) {
+  const double magnitude = uniform(rng, lo, hi);
+  const Vec3 direction = random_unit(rng);
+  return direction * magnitude;
 }
 
 /// Limits of a 1-DoF joint.

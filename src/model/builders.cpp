@@ -39,8 +39,7 @@ Model build_chain(int n, const std::vector<Vec3>& axes, std::uint64_t seed) {
     const double len = uniform(rng, 0.1, 0.3);
     const double mass = uniform(rng, 0.5, 2.0);
     const double radius = uniform(rng, 0.02, 0.04);
-    const Vec3 com =
-        0.5 * len * dir + Vec3(uniform(rng, -0.01, 0.01), uniform(rng, -0.01, 0.01), uniform(rng, -0.01, 0.01));
+    const Vec3 com = 0.5 * len * dir + uniform_vec3(rng, -0.01, 0.01);
     Vec3 w;
     for (int c = 0; c < 3; ++c) w[c] = uniform(rng, -0.1, 0.1) / std::sqrt(3.0);
     const Transform X_tree = Transform::from_pose(rotation(w), prev_len * prev_dir);
@@ -99,24 +98,30 @@ Model build_humanoid(std::uint64_t seed, bool floating_base) {
                          : model.add_body(0, JointFixed{}, xlt(Vec3(0.0, 0.0, 1.0)),
                                           box(M(9.0), Vec3(0.2, 0.3, 0.15), Vec3::Zero()), "pelvis", "root_joint");
 
-  // Torso and head.
-  const int torso_link = model.add_body(pelvis, RZ, xlt(Vec3(0.0, 0.0, L(0.12))), small_link(M(1.0), 0.1), "torso_link",
-                                        "torso_z", limits1(-1.0, 1.0, 6.0, 150.0));
+  // Torso and head. One draw per statement, in the order of the builder parts' note on draw order.
+  const double torso_link_m = M(1.0);
+  const double torso_link_z = L(0.12);
+  const int torso_link = model.add_body(pelvis, RZ, xlt(Vec3(0.0, 0.0, torso_link_z)), small_link(torso_link_m, 0.1),
+                                        "torso_link", "torso_z", limits1(-1.0, 1.0, 6.0, 150.0));
   const double torso_h = L(0.45);
   const int torso =
       model.add_body(torso_link, RY, Transform(), box(M(18.0), Vec3(0.2, 0.32, torso_h), Vec3(0.0, 0.0, 0.5 * torso_h)),
                      "torso", "torso_y", limits1(-0.5, 1.2, 6.0, 150.0));
   const int neck = model.add_body(torso, RZ, xlt(Vec3(0.0, 0.0, torso_h)), small_link(M(0.5), 0.06), "neck", "neck_z",
                                   limits1(-1.2, 1.2, 6.0, 15.0));
-  model.add_body(neck, RY, Transform(), box(M(4.5), Vec3(0.18, 0.16, 0.22), Vec3(0.0, 0.0, L(0.11))), "head", "neck_y",
-                 limits1(-0.6, 0.8, 6.0, 15.0));
+  const double head_com_z = L(0.11);
+  const double head_m = M(4.5);
+  model.add_body(neck, RY, Transform(), box(head_m, Vec3(0.18, 0.16, 0.22), Vec3(0.0, 0.0, head_com_z)), "head",
+                 "neck_y", limits1(-0.6, 0.8, 6.0, 15.0));
 
   // Arms.
   for (int side = 0; side < 2; ++side) {
     const bool right = side == 1;
     const double s = right ? -1.0 : 1.0;
     const std::string p = right ? "r_" : "l_";
-    const int sh1 = model.add_body(torso, RY, xlt(Vec3(0.0, s * L(0.2), 0.85 * torso_h)), small_link(M(0.4), 0.08),
+    const double sh1_m = M(0.4);
+    const double sh1_y = L(0.2);
+    const int sh1 = model.add_body(torso, RY, xlt(Vec3(0.0, s * sh1_y, 0.85 * torso_h)), small_link(sh1_m, 0.08),
                                    p + "shoulder_link1", p + "shoulder_y", limits1(-3.0, 1.2, 8.0, 50.0));
     const int sh2 = model.add_body(sh1, RX, Transform(), small_link(M(0.4), 0.08), p + "shoulder_link2",
                                    p + "shoulder_x", mirrored(limits1(-0.3, 2.8, 8.0, 50.0), right));
@@ -144,8 +149,11 @@ Model build_humanoid(std::uint64_t seed, bool floating_base) {
     const bool right = side == 1;
     const double s = right ? -1.0 : 1.0;
     const std::string p = right ? "r_" : "l_";
-    const int h1 = model.add_body(pelvis, RZ, xlt(Vec3(0.0, s * L(0.09), -L(0.08))), small_link(M(0.6), 0.08),
-                                  p + "hip_link1", p + "hip_z", mirrored(limits1(-0.7, 0.7, 10.0, 200.0), right));
+    const double h1_m = M(0.6);
+    const double h1_z = L(0.08);
+    const double h1_y = L(0.09);
+    const int h1 = model.add_body(pelvis, RZ, xlt(Vec3(0.0, s * h1_y, -h1_z)), small_link(h1_m, 0.08), p + "hip_link1",
+                                  p + "hip_z", mirrored(limits1(-0.7, 0.7, 10.0, 200.0), right));
     const int h2 = model.add_body(h1, RX, Transform(), small_link(M(0.6), 0.08), p + "hip_link2", p + "hip_x",
                                   mirrored(limits1(-0.5, 0.8, 10.0, 200.0), right));
     const double thigh_len = L(0.42);
@@ -174,7 +182,10 @@ Model build_quadruped(std::uint64_t seed, bool floating_base) {
   auto M = [&](double nominal) { return nominal * perturb(rng, 0.05); };
   Model model("world");
   model.set_name(floating_base ? "quadruped" : "quadruped_fixed");
-  const RigidBodyInertia trunk_inertia = box(M(25.0), Vec3(0.55, 0.3, 0.18), Vec3(L(0.01), 0.0, 0.0));
+  // One draw per statement, in the order of the builder parts' note on draw order.
+  const double trunk_com_x = L(0.01);
+  const double trunk_m = M(25.0);
+  const RigidBodyInertia trunk_inertia = box(trunk_m, Vec3(0.55, 0.3, 0.18), Vec3(trunk_com_x, 0.0, 0.0));
   const int trunk =
       floating_base ? model.add_body(0, JointFreeFlyer{}, Transform(), trunk_inertia, "trunk", "root_joint")
                     : model.add_body(0, JointFixed{}, xlt(Vec3(0.0, 0.0, 0.6)), trunk_inertia, "trunk", "root_joint");
@@ -183,13 +194,19 @@ Model build_quadruped(std::uint64_t seed, bool floating_base) {
     const bool front = leg < 2, right = leg % 2 == 1;
     const double sx = front ? 1.0 : -1.0, sy = right ? -1.0 : 1.0;
     const std::string p = std::string(names[leg]) + "_";
-    const int hip = model.add_body(trunk, JointRevoluteX{}, xlt(Vec3(sx * L(0.28), sy * L(0.12), 0.0)),
-                                   box(M(1.2), Vec3(0.1, 0.08, 0.08), Vec3(sx * 0.04, sy * 0.03, 0.0)), p + "HIP",
+    const double hip_m = M(1.2);
+    const double hip_y = L(0.12);
+    const double hip_x = L(0.28);
+    const int hip = model.add_body(trunk, JointRevoluteX{}, xlt(Vec3(sx * hip_x, sy * hip_y, 0.0)),
+                                   box(hip_m, Vec3(0.1, 0.08, 0.08), Vec3(sx * 0.04, sy * 0.03, 0.0)), p + "HIP",
                                    p + "HAA", mirrored(limits1(-0.72, 0.49, 7.5, 80.0), right));
     const double thigh_len = L(0.28);
+    const double thigh_m = M(0.9);
+    const double thigh_y = L(0.08);
+    const double thigh_x = L(0.06);
     const int thigh =
-        model.add_body(hip, JointRevoluteY{}, xlt(Vec3(sx * L(0.06), sy * L(0.08), 0.0)),
-                       rod(M(0.9), thigh_len, 0.035, Vec3::UnitZ(), Vec3(0.0, sy * 0.01, -0.45 * thigh_len)),
+        model.add_body(hip, JointRevoluteY{}, xlt(Vec3(sx * thigh_x, sy * thigh_y, 0.0)),
+                       rod(thigh_m, thigh_len, 0.035, Vec3::UnitZ(), Vec3(0.0, sy * 0.01, -0.45 * thigh_len)),
                        p + "THIGH", p + "HFE", limits1(-1.6, 1.6, 7.5, 80.0));
     const double shank_len = L(0.30);
     const int shank =
@@ -208,16 +225,16 @@ Model build_all_joints_tree(std::uint64_t seed) {
   model.set_name("all_joints");
   auto inertia = [&]() {
     const double m = uniform(rng, 0.5, 2.0);
-    const Vec3 dims(uniform(rng, 0.05, 0.2), uniform(rng, 0.05, 0.2), uniform(rng, 0.05, 0.2));
-    const Vec3 com(uniform(rng, -0.1, 0.1), uniform(rng, -0.1, 0.1), uniform(rng, -0.1, 0.1));
+    const Vec3 dims = uniform_vec3(rng, 0.05, 0.2);
+    const Vec3 com = uniform_vec3(rng, -0.1, 0.1);
     // Rotate the box's principal axes: Ic = R diag R^T.
     const RigidBodyInertia b = box(m, dims, Vec3::Zero());
-    const Mat3 R = rotation(random_unit(rng) * uniform(rng, 0.0, 1.0));
+    const Mat3 R = rotation(random_vector(rng, 0.0, 1.0));
     return RigidBodyInertia::from_mass_com_inertia(m, com, R * b.inertia_com() * R.transpose());
   };
   auto placement = [&]() {
-    const Mat3 R = rotation(random_unit(rng) * uniform(rng, 0.0, 0.5));
-    const Vec3 p = random_unit(rng) * uniform(rng, 0.1, 0.3);
+    const Mat3 R = rotation(random_vector(rng, 0.0, 0.5));
+    const Vec3 p = random_vector(rng, 0.1, 0.3);
     return Transform::from_pose(R, p);
   };
   auto add = [&](int parent, const JointModel& j, const std::string& name, const JointLimits& lim = {}) {

@@ -177,7 +177,7 @@ Model build_random_loops(int n, int loops, LoopJointType type, double branching_
   Model model("base");
   model.set_name("random_loops");
   for (int i = 1; i < tree.nbodies(); ++i) {
-    const Vec3 w(uniform(turn, -0.45, 0.45), uniform(turn, -0.45, 0.45), uniform(turn, -0.45, 0.45));
+    const Vec3 w = uniform_vec3(turn, -0.45, 0.45);
     const Transform X_tree = Transform::from_pose(rotation(w), Vec3::Zero()) * tree.X_tree(i);
     model.add_body(tree.parent(i), tree.joint(i), X_tree, tree.inertia(i), tree.body_name(i), tree.joint_name(i));
   }
@@ -211,14 +211,15 @@ Model build_random_loops(int n, int loops, LoopJointType type, double branching_
     lj.type = type;
     lj.predecessor = std::min(a, b);
     lj.successor = std::max(a, b);
-    // A joint frame on the predecessor, then the same world pose seen from the successor.
-    const Transform frame_p =
-        Transform::from_pose(rotation(Vec3(uniform(rng, -1, 1), uniform(rng, -1, 1), uniform(rng, -1, 1))),
-                             Vec3(uniform(rng, -0.1, 0.1), uniform(rng, -0.1, 0.1), uniform(rng, -0.1, 0.1)));
+    // A joint frame on the predecessor, then the same world pose seen from the successor. The
+    // offset is drawn before the rotation (the builder parts' note on draw order).
+    const Vec3 offset = uniform_vec3(rng, -0.1, 0.1);
+    const Vec3 turn_vector = uniform_vec3(rng, -1, 1);
+    const Transform frame_p = Transform::from_pose(rotation(turn_vector), offset);
     const Transform frame_X_0 = frame_p * X_base[lj.predecessor];
     lj.X_predecessor = frame_p;
     lj.X_successor = frame_X_0 * X_base[lj.successor].inverse();
-    lj.axis = Vec3(uniform(rng, -1, 1), uniform(rng, -1, 1), uniform(rng, -1, 1)).normalized();
+    lj.axis = uniform_vec3(rng, -1, 1).normalized();
     model.add_loop_joint(lj);
   }
   return model;

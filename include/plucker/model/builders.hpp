@@ -2,7 +2,10 @@
 //
 // Every builder is deterministic: the same arguments (seed included) give a
 // bit-identical Model (std::mt19937_64; with the same standard library, since
-// std::uniform_real_distribution is implementation-defined). The seed perturbs masses
+// std::uniform_real_distribution is implementation-defined). Every random draw is its own
+// statement, so g++ and clang++ put the same numbers in the same places; only the arithmetic
+// after the draws may differ in the last bits between compilers (FMA contraction with
+// -march=native). The seed perturbs masses
 // and lengths by a few percent (build_chain and build_all_joints_tree draw their masses,
 // lengths and joint placements from it), so a test can run the same algorithm on a
 // family of slightly different robots.
