@@ -10,18 +10,19 @@
 // possibly inconsistent, and dropped). L^T d lambda lies in range(L^T) = range(L_r^T): write it
 // L_r^T y. Then, by the range-space form,
 //   y = G^-1 (L_r M^-1 E_x - dR_r/dx),  G = L_r M^-1 L_r^T,   d qdd = M^-1 (L_r^T y - E_x).
-// E_x is evaluated with the returned (minimum-norm) lambda. With full rank (r = nc) lambda is
-// unique and d lambda = y in the model's row order.
+// E_x is evaluated with the returned (minimum-norm) lambda; any lambda with the same L^T lambda
+// gives the same d qdd at constant rank (for n(q) in null(L^T), dL^T n = -L^T dn is in
+// range(L^T)). With full rank (r = nc) lambda is unique and d lambda = y in the model's row order.
 //
 // d lambda with redundant rows (r < nc). lambda = A^+ tau_c is the minimum-norm multiplier, A =
 // L^T (nv x nc), tau_c = L^T lambda unique; at constant rank it is differentiable, and the
-// derivative of the pseudo-inverse (Golub & Pereyra 1973, Thm. 4.3),
+// derivative of the pseudo-inverse (Golub & Pereyra, SIAM J. Numer. Anal. 10, 1973),
 //   d(A^+) = -A^+ dA A^+ + A^+ A^+^T dA^T (I - A A^+) + (I - A^+ A) dA^T A^+^T A^+,
 // applied to b = tau_c, which lies in range(A) so that (I - A A^+) b = 0, gives, with A^+ b =
 // lambda and A^+^T = (A^T)^+ = L^+,
 //   d lambda = A^+ (d tau_c - dL^T lambda) + (I - A^+ A) dL (L^+ lambda).
 // The first bracket is L^T d lambda = L_r^T y (the first block row above): A^+ L_r^T y = Pi e,
-// with e = y placed in the kept rows (0 elsewhere; L^T e = L_r^T y) and Pi = A^+ A = L^+ L the
+// with e = y placed in the kept rows (0 elsewhere; L^T e = L_r^T y) and Pi = A^+ A = L L^+ the
 // orthogonal projector onto range(L) in R^nc. So
 //   d lambda = Pi e + (I - Pi) dL nu,   nu = L^+ lambda (nv),
 // where dL nu is the derivative of L(q) nu at fixed nu: q columns only (L depends on q alone), and
