@@ -21,13 +21,9 @@ def richardson(g, h=1e-3):
 
 
 def fd_jacobians(m, q, v, f):
-    nv = m.nv
-    dq = np.empty((nv, nv))
-    dv = np.empty((nv, nv))
-    for k in range(nv):
-        e = np.eye(nv)[k]
-        dq[:, k] = richardson(lambda t: f(plucker.integrate(m, q, e, t), v))
-        dv[:, k] = richardson(lambda t: f(q, v + t * e))
+    # Columns along integrate(q, e_k t) and v + e_k t (f may return any number of rows).
+    dq = np.column_stack([richardson(lambda t: f(plucker.integrate(m, q, e, t), v)) for e in np.eye(m.nv)])
+    dv = np.column_stack([richardson(lambda t: f(q, v + t * e)) for e in np.eye(m.nv)])
     return dq, dv
 
 
