@@ -73,8 +73,9 @@ void bind_loops(py::module_& mod) {
           py::arg("loop_joint_forces") = py::none(),
           "(dqdd_dq, dqdd_dv, dqdd_dtau, dlam_dq, dlam_dv, dlam_dtau): the derivatives of the very solve\n"
           "constrained_forward_dynamics does with these arguments (analytical; q in the tangent space, as\n"
-          "rnea_derivatives). dqdd_*: (nv, nv); dlam_*: (num_constraints, nv), or (0, nv) when the\n"
-          "constraints are redundant (lam is then the minimum-norm one, without a derivative here).");
+          "rnea_derivatives). dqdd_*: (nv, nv); dlam_*: (num_constraints, nv), also when the constraints\n"
+          "are redundant: lam is then the minimum-norm one, differentiable while the rank of L stays the\n"
+          "same (its derivative includes the turn of range(L) with q).");
   mod.def(
       "constraint_residual",
       [](PyModel& m, ArrayLike q) {

@@ -2,19 +2,28 @@
 // against finite differences of constrained_forward_dynamics itself, on the loop mechanisms
 // (four-bar, slider-crank, Delta, every loop-joint type) and mimic relations (a gripper, a
 // geared elbow), with each of the three methods, with and without Baumgarte terms, at assembled
-// configurations and off the constraint manifold (where phi != 0 enters through beta^2 phi).
+// configurations and off the constraint manifold (where phi != 0 enters through beta^2 phi);
+// also with the divide-and-conquer methods (dca, dca_accurate) on the four-bar and slider-crank,
+// assembled.
 //
 // Finite differences: Richardson-extrapolated central differences (h = 1e-4, O(h^4)) along
 // integrate(q, e_k t), v + e_k t and tau + e_k t. Tolerance kFdTol = 1e-7 x (1 + largest entry
 // of the finite-difference matrix + largest |qdd| or |lambda|): the constrained solve loses
 // digits to cond(L M^-1 L^T), and the finite differences with it; observed worst errors are
-// printed with PLUCKER_TEST_VERBOSE=1. d lambda is compared only where L has full row rank
-// (otherwise lambda is the minimum-norm one and its derivative is not unique).
+// printed with PLUCKER_TEST_VERBOSE=1.
+//
+// d lambda is compared on every mechanism, also where L is rank-deficient and lambda is the
+// minimum-norm multiplier (differentiable while the rank stays the same: every finite-difference
+// evaluation checks that it does): the 3-D model of the planar four-bar (three rows of L
+// identically zero), a weld across a fixed tree joint (rank 0), and a pendulum locked by two loop
+// joints at once, whose redundancy spans both loops and whose null(L^T) turns with q (so the
+// (I - Pi) dL nu term of the derivative is exercised: checked below).
 #include <gtest/gtest.h>
 
 #include <Eigen/QR>
 #include <functional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "dynamics_test_support.hpp"
@@ -38,6 +47,29 @@ Model gripper_mimic() {
   return m;
 }
 
+/// A pendulum (revolute about z at the origin, 0.5 long along x) held to the ground by two loop
+/// joints at once: a revolute about z at its tip and a spherical joint at its middle. Either
+/// alone locks it, so L (8 rows) has rank 1 for every q, its redundancy spans both loops, and
+/// null(L^T) turns with q. A second link, free (revolute about y at the tip), keeps qdd nonzero.
+Model locked_pendulum() {
+  Model m("locked_pendulum");
+  const RigidBodyInertia I =
+      RigidBodyInertia::from_mass_com_inertia(1.0, Vec3(0.25, 0, 0), Vec3(0.01, 0.02, 0.02).asDiagonal());
+  m.add_body(0, make_revolute(Vec3::UnitZ()), Transform(), I, "link", "hinge");
+  m.add_body(1, make_revolute(Vec3::UnitY()), Transform::translation(Vec3(0.5, 0, 0)), I, "free", "wrist");
+  for (const auto& [name, type, x] :
+       {std::tuple{"tip", LoopJointType::Revolute, 0.5}, std::tuple{"middle", LoopJointType::Spherical, 0.25}}) {
+    LoopJoint joint;
+    joint.name = name;
+    joint.type = type;
+    joint.predecessor = 0;
+    joint.successor = 1;
+    joint.X_predecessor = joint.X_successor = Transform::translation(Vec3(x, 0, 0));
+    m.add_loop_joint(joint);
+  }
+  return m;
+}
+
 struct Mechanism {
   std::string name;
   std::function<Model()> build;
@@ -48,7 +80,9 @@ std::vector<Mechanism> mechanisms() {
                                 {"slider_crank", [] { return build_slider_crank(); }},
                                 {"delta", [] { return build_delta(); }},
                                 {"gripper_mimic", gripper_mimic},
-                                {"geared_elbow", geared_elbow}};
+                                {"geared_elbow", geared_elbow},
+                                {"redundant_weld", chain_with_redundant_weld},
+                                {"locked_pendulum", locked_pendulum}};
   for (LoopJointType t : {LoopJointType::Revolute, LoopJointType::Prismatic, LoopJointType::Cylindrical,
                           LoopJointType::Planar, LoopJointType::Spherical, LoopJointType::Fixed})
     out.push_back({"random_" + std::string(to_string(t)),
@@ -88,18 +122,27 @@ TEST_P(ConstrainedDerivatives, MatchFiniteDifferencesOfTheSolve) {
     // Off the manifold, phi != 0 enters through the Baumgarte term beta^2 phi.
     const VecX q = off_manifold ? integrate(model, q_closed, random_vector(nv, rng, 0.02)) : q_closed;
     const VecX v = random_vector(nv, rng), tau = random_vector(nv, rng);
-    for (ConstrainedMethod method :
-         {ConstrainedMethod::Kkt, ConstrainedMethod::RangeSpace, ConstrainedMethod::NullSpace}) {
+    std::vector<ConstrainedMethod> methods = {ConstrainedMethod::Kkt, ConstrainedMethod::RangeSpace,
+                                              ConstrainedMethod::NullSpace};
+    // The divide-and-conquer solves (loop joints only) on two linkages, assembled. Not on the
+    // Delta: there the divide-and-conquer qdd is off the KKT solve's by up to 5e-5 (dca) and 1e-6
+    // (dca_accurate) of |qdd| = 92, varying irregularly with q, which finite differences with h =
+    // 1e-4 turn into O(1) (dca) and 0.03 (dca_accurate) errors of their own.
+    for (const char* name : {"four_bar", "slider_crank"})
+      if (GetParam() == name && !off_manifold)
+        methods.insert(methods.end(), {ConstrainedMethod::Dca, ConstrainedMethod::DcaAccurate});
+    for (ConstrainedMethod method : methods) {
       ConstrainedOptions opt;
       opt.method = method;
       if (off_manifold) opt.baumgarte_alpha = 3.0, opt.baumgarte_beta = 5.0;
       constrained_forward_dynamics_derivatives(model, data, q, v, tau, opt);
       const Data::LoopResults d = data.loops;
-      const bool full_rank = d.rank == nc;
+      int rank_changes = 0;  // d lambda of the minimum-norm lambda: at constant rank only
       auto solve = [&](const VecX& qq, const VecX& vv, const VecX& tt) -> VecX {
         VecX out(nv + nc);
         out.head(nv) = constrained_forward_dynamics(model, fd_data, qq, vv, tt, opt);
         out.tail(nc) = fd_data.loops.lambda;
+        rank_changes += fd_data.loops.rank != d.rank;
         return out;
       };
       MatX fd_q(nv + nc, nv), fd_v(nv + nc, nv), fd_t(nv + nc, nv);
@@ -111,12 +154,15 @@ TEST_P(ConstrainedDerivatives, MatchFiniteDifferencesOfTheSolve) {
       }
       const VecX x = solve(q, v, tau);
       const std::string at = GetParam() + " " + std::string(to_string(method)) +
-                             (off_manifold ? " off the manifold, Baumgarte" : " assembled");
+                             (off_manifold ? " off the manifold, Baumgarte" : " assembled") + " (rank " +
+                             std::to_string(d.rank) + " of " + std::to_string(nc) + ")";
       const double qdd_scale = x.head(nv).cwiseAbs().maxCoeff();
       expect_close(d.dqdd_dq, fd_q.topRows(nv), qdd_scale, at + " d qdd / d q");
       expect_close(d.dqdd_dv, fd_v.topRows(nv), qdd_scale, at + " d qdd / d v");
       expect_close(d.dqdd_dtau, fd_t.topRows(nv), qdd_scale, at + " d qdd / d tau");
-      if (!full_rank || nc == 0) continue;
+      EXPECT_EQ(rank_changes, 0) << at << ": the rank of L changed over the finite-difference steps";
+      if (nc == 0) continue;
+      ASSERT_EQ(d.dlambda_dq.rows(), nc) << at;
       const double lambda_scale = x.tail(nc).cwiseAbs().maxCoeff();
       expect_close(d.dlambda_dq, fd_q.bottomRows(nc), lambda_scale, at + " d lambda / d q");
       expect_close(d.dlambda_dv, fd_v.bottomRows(nc), lambda_scale, at + " d lambda / d v");
@@ -129,7 +175,7 @@ INSTANTIATE_TEST_SUITE_P(Mechanisms, ConstrainedDerivatives, ::testing::ValuesIn
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // Rank 0 (a weld across a fixed tree joint: every row of L is zero): the tree's derivatives, and
-// no d lambda (lambda = 0 is the minimum-norm multiplier of six redundant rows).
+// d lambda = 0 (lambda = 0 is the minimum-norm multiplier of six redundant rows, for every state).
 TEST(ConstrainedDerivativesRankZero, WeldAcrossAFixedJointIsTheTree) {
   const Model m = chain_with_redundant_weld();
   Data data(m), tree_data(m);
@@ -142,7 +188,47 @@ TEST(ConstrainedDerivativesRankZero, WeldAcrossAFixedJointIsTheTree) {
             1e-10 * (1.0 + tree_data.dqdd_dq.cwiseAbs().maxCoeff()));
   EXPECT_LE((data.loops.dqdd_dtau - tree_data.Minv).cwiseAbs().maxCoeff(),
             1e-10 * (1.0 + tree_data.Minv.cwiseAbs().maxCoeff()));
-  EXPECT_EQ(data.loops.dlambda_dq.rows(), 0);
+  for (const MatX* dl : {&data.loops.dlambda_dq, &data.loops.dlambda_dv, &data.loops.dlambda_dtau}) {
+    EXPECT_EQ(dl->rows(), m.num_constraints());
+    EXPECT_EQ(dl->cols(), 3);
+    EXPECT_EQ(dl->cwiseAbs().maxCoeff(), 0.0);
+  }
+}
+
+// The locked pendulum's redundancy: lambda (minimum norm) lies in range(L) for every state, so
+// d lambda / d v and d lambda / d tau do too (L depends on q alone); d lambda / d q does not,
+// because range(L) turns with q: its component in null(L^T) is the (I - Pi) dL nu term, and it
+// is not small (else the finite-difference test above would not test that term). The projector
+// onto range(L) comes from a complete orthogonal decomposition of L, not the solver's QR.
+TEST(ConstrainedDerivativesRedundant, MinimumNormLambdaLeavesRangeOfLOnlyWithQ) {
+  const Model m = locked_pendulum();
+  Data data(m);
+  Rng rng(404);
+  const int nv = m.nv(), nc = m.num_constraints();
+  const VecX q = assemble(m, data, integrate(m, neutral(m), random_vector(nv, rng, 0.2)));
+  const VecX v = random_vector(nv, rng), tau = random_vector(nv, rng);
+  for (ConstrainedMethod method :
+       {ConstrainedMethod::Kkt, ConstrainedMethod::RangeSpace, ConstrainedMethod::NullSpace}) {
+    ConstrainedOptions opt;
+    opt.method = method;
+    constrained_forward_dynamics_derivatives(m, data, q, v, tau, opt);
+    ASSERT_EQ(data.loops.rank, 1);
+    ASSERT_EQ(nc, 8);
+    const MatX L = data.loops.L;
+    Eigen::CompleteOrthogonalDecomposition<MatX> cod(L);
+    cod.setThreshold(1e-10);
+    ASSERT_EQ(cod.rank(), 1);
+    const MatX off_range = MatX::Identity(nc, nc) - L * cod.pseudoInverse();  // I - projector onto range(L)
+    const double scale = 1.0 + data.loops.lambda.cwiseAbs().maxCoeff();
+    EXPECT_LE((off_range * data.loops.lambda).cwiseAbs().maxCoeff(), 1e-12 * scale);
+    const double dq_scale = 1.0 + data.loops.dlambda_dq.cwiseAbs().maxCoeff();
+    EXPECT_LE((off_range * data.loops.dlambda_dv).cwiseAbs().maxCoeff(), 1e-10 * dq_scale) << to_string(method);
+    EXPECT_LE((off_range * data.loops.dlambda_dtau).cwiseAbs().maxCoeff(), 1e-10 * dq_scale) << to_string(method);
+    const double null_part = (off_range * data.loops.dlambda_dq).cwiseAbs().maxCoeff();
+    if (verbose())
+      std::cout << to_string(method) << ": |(I - Pi) d lambda / d q| = " << null_part << " of " << dq_scale << "\n";
+    EXPECT_GE(null_part, 0.05 * dq_scale) << to_string(method);
+  }
 }
 
 /// `base` with its loop joints actuated (the same tree and loops).

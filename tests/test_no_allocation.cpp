@@ -20,6 +20,7 @@
 #include <functional>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "alloc_count.hpp"
@@ -278,6 +279,52 @@ void expect_no_allocation(const Model& model) {
   for (int round = 0; round < 2; ++round)
     for (const Call& c : calls)
       EXPECT_EQ(allocations(c.run), 0) << model.name() << ": " << c.name << " allocates (round " << round << ")";
+}
+
+// constrained_forward_dynamics_derivatives: loop joints (four-bar: redundant rows; Delta), mimic
+// relations (geared elbow), a weld of rank 0, and actuated loop joints; the three methods with
+// Baumgarte terms, and the divide-and-conquer ones on the loop-only models. After one warm-up
+// call per method, no call allocates (twice over).
+TEST_F(NoAllocation, ConstrainedForwardDynamicsDerivatives) {
+  Model actuated_four_bar;
+  {
+    const Model base = build_four_bar();
+    actuated_four_bar = Model(base.body_name(0));
+    actuated_four_bar.set_gravity(base.gravity());
+    for (int i = 1; i < base.nbodies(); ++i)
+      actuated_four_bar.add_body(base.parent(i), base.joint(i), base.X_tree(i), base.inertia(i), base.body_name(i),
+                                 base.joint_name(i));
+    for (LoopJoint lj : base.loop_joints()) {
+      lj.actuated = true;
+      actuated_four_bar.add_loop_joint(lj);
+    }
+  }
+  // (model, with the divide-and-conquer methods: they refuse mimics and the rank-0 weld)
+  const std::vector<std::pair<Model, bool>> cases = {{build_four_bar(), true},
+                                                     {build_delta(), true},
+                                                     {geared_elbow(), false},
+                                                     {chain_with_redundant_weld(), false},
+                                                     {actuated_four_bar, true}};
+  for (const auto& [m, with_dca] : cases) {
+    Data d(m);
+    Rng rng(502);
+    const VecX q = assemble(m, d, integrate(m, neutral(m), random_vector(m.nv(), rng, 0.2)));
+    const VecX v = random_vector(m.nv(), rng), tau = random_vector(m.nv(), rng);
+    for (ConstrainedMethod method :
+         {ConstrainedMethod::Kkt, ConstrainedMethod::RangeSpace, ConstrainedMethod::NullSpace, ConstrainedMethod::Dca,
+          ConstrainedMethod::DcaAccurate}) {
+      if (!with_dca && (method == ConstrainedMethod::Dca || method == ConstrainedMethod::DcaAccurate)) continue;
+      ConstrainedOptions opt;
+      opt.method = method;
+      opt.baumgarte_alpha = 3.0;
+      opt.baumgarte_beta = 5.0;
+      opt.loop_joint_forces = random_vector(m.num_loop_actuators(), rng);
+      constrained_forward_dynamics_derivatives(m, d, q, v, tau, opt);  // warm-up
+      for (int round = 0; round < 2; ++round)
+        EXPECT_EQ(allocations([&] { constrained_forward_dynamics_derivatives(m, d, q, v, tau, opt); }), 0)
+            << m.name() << " " << to_string(method) << " (round " << round << ")";
+    }
+  }
 }
 
 TEST_F(NoAllocation, HumanoidFloatingBase) { expect_no_allocation(build_humanoid(0, true)); }

@@ -176,7 +176,7 @@ void actuator_jacobian(const Model& model, const Data& data, const Matrix6X& S_w
   for (const LoopJoint& joint : model.loop_joints()) {
     if (!joint.actuated) continue;
     const LoopFrames f = loop_frames(data, joint);
-    const MatX S = loop_joint_motion_subspace(joint);
+    const LoopMotionSubspace S = loop_motion_subspace(joint, loop_directions(joint));
     for_each_loop_path_dof(model, joint.successor, joint.predecessor, [&](int k, double sign) {
       const Vec6 w = f.C.apply(Motion(Vec6(S_world.col(k)))).vector();  // C_X_0 S
       La.block(row, k, S.cols(), 1) = sign * (S.transpose() * w);

@@ -206,19 +206,8 @@ void check_loop_data(const Model& model, Data& data, const char* fn) {
   sized(data.loops.L, nc, model.nv());
 }
 
-}  // namespace detail
-
-MatX loop_joint_constraint_subspace(const LoopJoint& joint) {
-  const detail::LoopDirections d = detail::loop_directions(joint);
-  MatX T = MatX::Zero(6, d.n_angular + d.n_linear);
-  for (int m = 0; m < d.n_angular; ++m) T.block<3, 1>(0, m) = d.angular[m];
-  for (int m = 0; m < d.n_linear; ++m) T.block<3, 1>(3, d.n_angular + m) = d.linear[m];
-  return T;
-}
-
-MatX loop_joint_motion_subspace(const LoopJoint& joint) {
-  const detail::LoopDirections d = detail::loop_directions(joint);
-  MatX S = MatX::Zero(6, loop_joint_dof(joint.type));
+LoopMotionSubspace loop_motion_subspace(const LoopJoint& joint, const LoopDirections& d) {
+  LoopMotionSubspace S = LoopMotionSubspace::Zero(6, loop_joint_dof(joint.type));
   switch (joint.type) {
     case LoopJointType::Revolute:
       S.block<3, 1>(0, 0) = d.a;
@@ -239,6 +228,20 @@ MatX loop_joint_motion_subspace(const LoopJoint& joint) {
       break;
   }
   return S;
+}
+
+}  // namespace detail
+
+MatX loop_joint_constraint_subspace(const LoopJoint& joint) {
+  const detail::LoopDirections d = detail::loop_directions(joint);
+  MatX T = MatX::Zero(6, d.n_angular + d.n_linear);
+  for (int m = 0; m < d.n_angular; ++m) T.block<3, 1>(0, m) = d.angular[m];
+  for (int m = 0; m < d.n_linear; ++m) T.block<3, 1>(3, d.n_angular + m) = d.linear[m];
+  return T;
+}
+
+MatX loop_joint_motion_subspace(const LoopJoint& joint) {
+  return detail::loop_motion_subspace(joint, detail::loop_directions(joint));
 }
 
 const VecX& constraint_residual(const Model& model, Data& data, const Eigen::Ref<const VecX>& q) {

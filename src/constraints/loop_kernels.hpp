@@ -18,6 +18,9 @@ struct LoopDirections {
   std::array<Vec3, 3> angular, linear;
 };
 LoopDirections loop_directions(const LoopJoint& joint);
+/// S of a loop joint in frame C (6 x its DoF, at most 3 columns: no heap allocation).
+using LoopMotionSubspace = Eigen::Matrix<double, 6, Eigen::Dynamic, 0, 6, 3>;
+LoopMotionSubspace loop_motion_subspace(const LoopJoint& joint, const LoopDirections& dir);
 
 /// World poses of a loop joint's two frames (after forward kinematics) and C_X_0.
 struct LoopFrames {

@@ -66,9 +66,14 @@ const VecX& constrained_forward_dynamics(const Model& model, Data& data, const E
 /// in data.loops: dqdd_dq, dqdd_dv, dqdd_dtau (nv x nv), dlambda_dq, dlambda_dv, dlambda_dtau
 /// (nc x nv); data.qdd and data.loops.lambda as constrained_forward_dynamics leaves them. With
 /// redundant constraints (data.loops.rank < nc) d qdd is that of the solve on the rows the
-/// solver keeps, and the d lambda matrices are empty (0 x nv): the minimum-norm lambda of
-/// redundant rows has no derivative here. Without loop joints or mimics, aba_derivatives
-/// (d lambda empty).
+/// solver keeps, and d lambda that of the minimum-norm lambda = (L^T)^+ tau_c, which is
+/// differentiable while the rank stays the same: d lambda = Pi e + (I - Pi) dL (L^+ lambda), with
+/// Pi the projector onto range(L), e the kept rows' multiplier changes and dL (L^+ lambda) the
+/// change of L(q) at a fixed vector (the pseudo-inverse's derivative, Golub & Pereyra 1973). With
+/// the methods dca / dca_accurate: the derivatives of the exact solve at the state (the same
+/// function; their own rounding errors are not differentiated).
+/// Without loop joints or mimics, aba_derivatives (d lambda empty, 0 x nv). No heap allocation
+/// once warm (while the rank of L stays the same; up to 48 constraint rows).
 void constrained_forward_dynamics_derivatives(const Model& model, Data& data, const Eigen::Ref<const VecX>& q,
                                               const Eigen::Ref<const VecX>& v, const Eigen::Ref<const VecX>& tau,
                                               const ConstrainedOptions& options = {});
