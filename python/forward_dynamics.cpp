@@ -135,8 +135,9 @@ void bind_forward_dynamics(py::module_& mod) {
       "DcaCost(levels, max_handles, total, critical_path, kinematics) of the divide-and-conquer\n"
       "algorithm on this model: the height of its assembly tree, the most handles on a subassembly,\n"
       "and the multiplications + additions of one call: in all, on the longest chain of dependent\n"
-      "steps (the time on unboundedly many processors), and in the serial pass of poses and velocities\n"
-      "that precedes them. variant: 'basic' or 'accurate'.");
+      "steps (the time on unboundedly many processors), and on the longest such chain of the pass of\n"
+      "poses and velocities that precedes them (a parallel prefix, ceil(log2(depth)) rounds).\n"
+      "variant: 'basic' or 'accurate'.");
   mod.def(
       "mass_matrix_newton_euler",
       [](PyModel& m, ArrayLike q) {

@@ -6,7 +6,8 @@
 //     (each node runs the same operations in the same order whichever thread runs it);
 //   - long chains and trees (N = 256) against the ABA, tolerance scaled by cond(M);
 //   - the assembly tree: height ceil(log2(N + 1)) on chains, and a critical path that grows by a
-//     constant per doubling of N while the total work doubles (O(log N) depth, O(N) work);
+//     constant per doubling of N while the total work doubles (O(log N) depth, O(N) work); the
+//     kinematics prefix's depth grows by one round per doubling;
 //   - bodies of singular inertia (a massless link, a massless floating base, a point mass): the
 //     result agrees with the ABA; a massless subtree raises SingularError naming the joint, as the
 //     ABA; threads < 1 is refused.
@@ -116,6 +117,10 @@ TEST(Dca, AssemblyTreeHasLogarithmicDepth) {
       EXPECT_GT(cost.critical_path, previous.critical_path) << n;
     }
     EXPECT_EQ(cost.kinematics, dca_cost(chain, DcaVariant::Basic).kinematics);
+    if (n > 16) {  // the kinematics prefix: one more round per doubling (a serial pass would double)
+      EXPECT_GT(cost.kinematics, previous.kinematics) << n;
+      EXPECT_LT(cost.kinematics - previous.kinematics, previous.kinematics / 2) << n;
+    }
     previous = cost;
   }
   // Random trees of branching factor 2: within twice the chain's depth.

@@ -188,6 +188,10 @@ struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
     g = o.g;
     zeta = o.zeta;
     Sd_world = o.Sd_world;
+    kin_X = o.kin_X;
+    kin_v = o.kin_v;
+    kin_anc = o.kin_anc;
+    kin_rounds = o.kin_rounds;
     X_align = o.X_align;
     aligned = o.aligned;
     S_hf = o.S_hf;
@@ -259,6 +263,13 @@ struct DcaWorkspace : WorkspaceOf<DcaWorkspace> {
   std::vector<Mat6> Phi_joint, Y;  ///< per joint: Phi^A_kk + Phi^B_kk; Y
   std::vector<Vec6> g, zeta;       ///< per joint
   std::vector<Mat6x> Sd_world;     ///< per joint: Sd in world coordinates (Basic)
+  /// The kinematics pass as a parallel prefix (pointer jumping): per body and buffer, the
+  /// transform from an ancestor (kin_anc) to the body, the body's velocity relative to that
+  /// ancestor's (body coordinates), and the ancestor; kin_rounds = ceil(log2(depth of the tree)).
+  std::array<std::vector<Transform>, 2> kin_X;
+  std::array<std::vector<Motion>, 2> kin_v;
+  std::array<std::vector<int>, 2> kin_anc;
+  int kin_rounds = 0;
 
   // Loop joints (made with with_loops; docs/dca.md, "Closed loops"). Loop joint l has two handles,
   // ids n + 2l (its predecessor's end) and n + 2l + 1 (its successor's); they travel up the
@@ -571,29 +582,66 @@ DcaWorkspace::DcaWorkspace(const Model& model, bool with_loops) : n(model.nbodie
   g.assign(static_cast<std::size_t>(n), Vec6::Zero());
   zeta.assign(static_cast<std::size_t>(n), Vec6::Zero());
   for (int k = 1; k < n; ++k) Sd_world[k] = Sd_body[k];
+  int depth_max = 0;
+  for (int i = 1; i < n; ++i) {
+    int d = 0;
+    for (int j = i; j > 0; j = model.parent(j)) ++d;
+    depth_max = std::max(depth_max, d);
+  }
+  while ((1 << kin_rounds) < depth_max) ++kin_rounds;
+  for (int b = 0; b < 2; ++b) {
+    kin_X[b].assign(static_cast<std::size_t>(n), Transform());
+    kin_v[b].assign(static_cast<std::size_t>(n), Motion::Zero());
+    kin_anc[b].assign(static_cast<std::size_t>(n), 0);
+  }
 }
 
 namespace {
 
-/// Pass 1 (serial, O(N)): X_up, v_i, c_i = v_i x S_i qd_i, p_i = v_i x* I_i v_i - f^x_i, and
-/// i_X_0 when the world frame is needed (Basic, or world-frame external forces).
+/// Pass 1: X_up, i_X_0, v_i, c_i = v_i x S_i qd_i, p_i = v_i x* I_i v_i - f^x_i, in O(log N)
+/// depth (the serial recursion v_i = iX_p v_p + S_i qd_i, i_X_0 = iX_p p_X_0 has depth N on a
+/// chain). Each body starts with its joint's transform and motion relative to its parent, then
+/// pointer jumping (Wyllie's list ranking, here on the paths of a tree) doubles the span:
+///   X_i <- X_i X_a,   v_i <- v_i + X_i v_a,   a <- ancestor of a        (kin_rounds rounds)
+/// until every span reaches the base. Every body runs the same operations whatever the threads
+/// (bodies split over them, a barrier between rounds), so the result does not depend on them.
 template <ForceInput F>
 void kinematics_pass(const Model& model, Data& data, DcaWorkspace& ws, const double* q, const double* qd,
-                     const Force* f_ext, bool need_base) {
+                     const Force* f_ext, int threads) {
   using namespace ops;
   auto jq = [&](int i) { return joint_q(model, data, q, i); };
-  data.v[0] = Motion::Zero();
-  for (int i = 1; i < ws.n; ++i) {
-    const int p = model.parent(i), iv = model.idx_v(i);
+  auto start = [&](int i) {  // the joint's transform and motion: the span of one joint
     visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
-      decltype(auto) X = compose_up(joint, jq(i), X_tree, data.X_up[i]);  // X_J(q_i) X_tree(i)
-      MotionT<double> v = p == 0 ? MotionT<double>{} : apply(X, data.v[p]);
-      add_motion(joint, v, qd + iv);                             // v_i = iX_p v_p + S_i qd_i
-      store_into(ws.c[i], velocity_product(joint, v, qd + iv));  // c_i = v_i x S_i qd_i
-      store_into(data.v[i], v);
-      store_into(ws.p[i], crf(v, times(model.inertia(i), v)));  // p_i = v_i x* I_i v_i
+      compose_up(joint, jq(i), X_tree, data.X_up[i]);  // X_J(q_i) X_tree(i)
+      MotionT<double> s{};
+      add_motion(joint, s, qd + model.idx_v(i));  // S_i qd_i
+      store_into(ws.kin_v[0][i], s);
     });
-    if (need_base) ws.X_base[i] = data.X_up[i] * ws.X_base[p];
+    ws.kin_X[0][i] = data.X_up[i];
+    ws.kin_anc[0][i] = model.parent(i);
+  };
+  auto jump = [&](int r, int i) {  // round r: buffer r % 2 -> (r + 1) % 2
+    const auto& X = ws.kin_X[r % 2];
+    const auto& v = ws.kin_v[r % 2];
+    const auto& anc = ws.kin_anc[r % 2];
+    const int a = anc[i], o = (r + 1) % 2;
+    if (a == 0) {
+      ws.kin_X[o][i] = X[i], ws.kin_v[o][i] = v[i], ws.kin_anc[o][i] = 0;
+    } else {
+      ws.kin_X[o][i] = X[i] * X[a];
+      ws.kin_v[o][i] = v[i] + Motion(apply(X[i], v[a]));
+      ws.kin_anc[o][i] = anc[a];
+    }
+  };
+  auto finish = [&](int i) {
+    const int b = ws.kin_rounds % 2;
+    ws.X_base[i] = ws.kin_X[b][i];
+    data.v[i] = ws.kin_v[b][i];
+    visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
+      const Motion& v = data.v[i];
+      store_into(ws.c[i], velocity_product(joint, v, qd + model.idx_v(i)));  // c_i = v_i x S_i qd_i
+      store_into(ws.p[i], crf(v, times(model.inertia(i), v)));               // p_i = v_i x* I_i v_i
+    });
     if constexpr (F == ForceInput::World) {
       ws.p[i] -= Force(ops::apply(ws.X_base[i], f_ext[i]));
     } else if constexpr (F == ForceInput::Local) {
@@ -601,7 +649,26 @@ void kinematics_pass(const Model& model, Data& data, DcaWorkspace& ws, const dou
     } else if constexpr (F == ForceInput::LocalWorldAligned) {  // world axes, about the body origin
       ws.p[i] -= Force(ops::apply(Transform(ws.X_base[i].E, Vec3::Zero()), f_ext[i]));
     }
+  };
+  data.v[0] = Motion::Zero();
+  if (threads <= 1) {
+    for (int i = 1; i < ws.n; ++i) start(i);
+    for (int r = 0; r < ws.kin_rounds; ++r)
+      for (int i = 1; i < ws.n; ++i) jump(r, i);
+    for (int i = 1; i < ws.n; ++i) finish(i);
+    return;
   }
+  ws.barrier->reset(threads);
+  ws.pool->run([&](int t) {
+    const int lo = 1 + (ws.n - 1) * t / threads, hi = 1 + (ws.n - 1) * (t + 1) / threads;
+    for (int i = lo; i < hi; ++i) start(i);
+    for (int r = 0; r < ws.kin_rounds; ++r) {
+      ws.barrier->wait();
+      for (int i = lo; i < hi; ++i) jump(r, i);
+    }
+    ws.barrier->wait();
+    for (int i = lo; i < hi; ++i) finish(i);
+  });
 }
 
 /// Accurate: the transform from the frame of the body on the parent side of joint j to joint j's
@@ -942,7 +1009,9 @@ constexpr long long kApply = 42;        // a general transform on a 6-vector (E 
 constexpr long long kMatMat = 396;      // 6x6 times 6x6: 216 multiplications, 180 additions
 constexpr long long kMatVec = 66;       // 6x6 times 6
 constexpr long long kAdd6x6 = 36;       // 6x6 addition
-constexpr long long kKinematics = 260;  // pass 1 per body: compose, v, c, p (estimate, see docs/dca.md)
+constexpr long long kKinematics = 260;  // pass 1 per body: compose, S qd, c, p (estimate, see docs/dca.md)
+constexpr long long kCompose = 72;      // X_i X_a: E_i E_a (27 + 18), r_a + E_a^T r_i (9 + 9 + 3), rounded up
+constexpr long long kJump = kCompose + kApply + 6;  // one pointer-jumping round of one body
 
 long long leaf_ops(int h, bool basic) {
   if (basic) return kMatVec + 12 * kApply + kApply;  // X^-1 I^-1 X^-T, one bias
@@ -1013,8 +1082,16 @@ template <ForceInput F>
 int dca_impl(const Model& model, Data& data, DcaWorkspace& ws, const double* q, const double* qd, const double* tau,
              const Force* f_ext, bool basic, int threads, const DcaLoopHook* hook = nullptr) {
   evaluate_sincos(data, q);
-  kinematics_pass<F>(model, data, ws, q, qd, f_ext,
-                     hook != nullptr || basic || F == ForceInput::World || F == ForceInput::LocalWorldAligned);
+  const bool parallel = threads > 1 && ws.n > 2;
+  if (parallel && (!ws.pool || ws.threads != threads)) {
+    ws.pool.reset();
+    ws.pool = std::make_unique<ThreadPool>(threads);
+    ws.barrier = std::make_unique<Barrier>();
+    ws.scratch.assign(static_cast<std::size_t>(threads), std::vector<Mat6>(static_cast<std::size_t>(ws.max_handles)));
+    make_schedule(model, ws, threads);
+    ws.threads = threads;
+  }
+  kinematics_pass<F>(model, data, ws, q, qd, f_ext, parallel ? threads : 1);
   if (hook != nullptr) {  // the loops' frames and terms from the poses and velocities
     for (int i = 1; i < ws.n; ++i) data.X_base[i] = ws.X_base[i];
     hook->terms(model, data, ws.loops);
@@ -1025,7 +1102,7 @@ int dca_impl(const Model& model, Data& data, DcaWorkspace& ws, const double* q, 
     }
   }
   double* qdd = data.qdd.data();
-  if (threads <= 1 || ws.n <= 2) {
+  if (!parallel) {
     if (ws.scratch.empty()) ws.scratch.assign(1, std::vector<Mat6>(static_cast<std::size_t>(ws.max_handles)));
     Mat6* GY = ws.scratch[0].data();
     for (int i = 0; i < ws.n; ++i) leaf(model, data, ws, i, basic);
@@ -1035,14 +1112,6 @@ int dca_impl(const Model& model, Data& data, DcaWorkspace& ws, const double* q, 
     for (std::size_t m = ws.level_nodes.size(); m-- > 0;)
       disassemble(model, ws, ws.level_nodes[m] - ws.n + 1, qdd, basic);
     return 0;
-  }
-  if (!ws.pool || ws.threads != threads) {
-    ws.pool.reset();
-    ws.pool = std::make_unique<ThreadPool>(threads);
-    ws.barrier = std::make_unique<Barrier>();
-    ws.scratch.assign(static_cast<std::size_t>(threads), std::vector<Mat6>(static_cast<std::size_t>(ws.max_handles)));
-    make_schedule(model, ws, threads);
-    ws.threads = threads;
   }
   ws.barrier->reset(threads);
   ws.failed_joint.store(0, std::memory_order_relaxed);
@@ -1181,7 +1250,8 @@ DcaCost dca_cost(const Model& model, DcaVariant variant) {
   DcaCost cost;
   cost.levels = static_cast<int>(ws.level_begin.size()) - 1;
   cost.max_handles = ws.max_handles;
-  cost.kinematics = detail::kKinematics * (ws.n - 1);
+  // The kinematics pass: its own depth (the per-body work, then one jump per round).
+  cost.kinematics = ws.n > 1 ? detail::kKinematics + detail::kJump * ws.kin_rounds : 0;
   const int nodes = ws.nodes();
   std::vector<long long> up(static_cast<std::size_t>(nodes), 0), down(static_cast<std::size_t>(nodes), 0);
   long long leaves_max = 0;

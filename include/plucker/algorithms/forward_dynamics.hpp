@@ -241,8 +241,9 @@ const VecX& forward_dynamics_dca(const Model& model, Data& data, const Eigen::Re
 /// call (multiplications + additions of the dense 6x6 operations as implemented, counted per
 /// node from its handle count and joint DoF): `total` over every node, `critical_path` the most
 /// on any chain of dependent nodes (leaf -> root in the assembly, root -> leaf in the
-/// disassembly): the time on unboundedly many processors. `kinematics` is the serial O(N) pass of
-/// poses, velocities and bias forces that precedes them (serial in this implementation).
+/// disassembly): the time on unboundedly many processors. `kinematics` is the same depth of the
+/// pass of poses, velocities and bias forces that precedes them: a parallel prefix over the
+/// tree's paths, ceil(log2(depth)) rounds.
 struct DcaCost {
   int levels = 0;       ///< height of the assembly tree (levels run in parallel)
   int max_handles = 0;  ///< most handles on any subassembly
