@@ -35,26 +35,7 @@ void loop_subspaces(const LoopJoint& joint, const LoopDirections& dir, DcaLoop::
   T.setZero(6, dir.n_angular + dir.n_linear);
   for (int m = 0; m < dir.n_angular; ++m) T.col(m).head<3>() = dir.angular[m];
   for (int m = 0; m < dir.n_linear; ++m) T.col(dir.n_angular + m).tail<3>() = dir.linear[m];
-  S.setZero(6, loop_joint_dof(joint.type));
-  switch (joint.type) {  // as loop_joint_motion_subspace
-    case LoopJointType::Revolute:
-      S.col(0).head<3>() = dir.a;
-      break;
-    case LoopJointType::Prismatic:
-      S.col(0).tail<3>() = dir.a;
-      break;
-    case LoopJointType::Cylindrical:
-      S.col(0).head<3>() = dir.a, S.col(1).tail<3>() = dir.a;
-      break;
-    case LoopJointType::Planar:
-      S.col(0).head<3>() = dir.a, S.col(1).tail<3>() = dir.b1, S.col(2).tail<3>() = dir.b2;
-      break;
-    case LoopJointType::Spherical:
-      S.topRows<3>().setIdentity();
-      break;
-    case LoopJointType::Fixed:
-      break;
-  }
+  S = loop_motion_subspace(joint, dir);
 }
 
 /// The terms of the loop-closure equations: e (the motion of frame C, as loop_bias) in C.
