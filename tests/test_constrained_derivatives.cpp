@@ -3,8 +3,8 @@
 // (four-bar, slider-crank, Delta, every loop-joint type) and mimic relations (a gripper, a
 // geared elbow), with each of the three methods, with and without Baumgarte terms, at assembled
 // configurations and off the constraint manifold (where phi != 0 enters through beta^2 phi);
-// also with the divide-and-conquer methods (dca, dca_accurate) on the four-bar and slider-crank,
-// assembled.
+// also with the divide-and-conquer methods (dca, dca_accurate) on the four-bar, slider-crank and
+// geared elbow, assembled.
 //
 // Finite differences: Richardson-extrapolated central differences (h = 1e-4, O(h^4)) along
 // integrate(q, e_k t), v + e_k t and tau + e_k t. Tolerance kFdTol = 1e-7 x (1 + largest entry
@@ -124,11 +124,11 @@ TEST_P(ConstrainedDerivatives, MatchFiniteDifferencesOfTheSolve) {
     const VecX v = random_vector(nv, rng), tau = random_vector(nv, rng);
     std::vector<ConstrainedMethod> methods = {ConstrainedMethod::Kkt, ConstrainedMethod::RangeSpace,
                                               ConstrainedMethod::NullSpace};
-    // The divide-and-conquer solves (loop joints only) on two linkages, assembled. Not on the
+    // The divide-and-conquer solves on two linkages and the geared elbow, assembled. Not on the
     // Delta: there the divide-and-conquer qdd is off the KKT solve's by up to 5e-5 (dca) and 1e-6
     // (dca_accurate) of |qdd| = 92, varying irregularly with q, which finite differences with h =
     // 1e-4 turn into O(1) (dca) and 0.03 (dca_accurate) errors of their own.
-    for (const char* name : {"four_bar", "slider_crank"})
+    for (const char* name : {"four_bar", "slider_crank", "geared_elbow"})
       if (GetParam() == name && !off_manifold)
         methods.insert(methods.end(), {ConstrainedMethod::Dca, ConstrainedMethod::DcaAccurate});
     for (ConstrainedMethod method : methods) {

@@ -299,10 +299,10 @@ TEST_F(NoAllocation, ConstrainedForwardDynamicsDerivatives) {
       actuated_four_bar.add_loop_joint(lj);
     }
   }
-  // (model, with the divide-and-conquer methods: they refuse mimics and the rank-0 weld)
+  // (model, with the divide-and-conquer methods: they refuse the rank-0 weld)
   const std::vector<std::pair<Model, bool>> cases = {{build_four_bar(), true},
                                                      {build_delta(), true},
-                                                     {geared_elbow(), false},
+                                                     {geared_elbow(), true},
                                                      {chain_with_redundant_weld(), false},
                                                      {actuated_four_bar, true}};
   for (const auto& [m, with_dca] : cases) {
