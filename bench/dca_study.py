@@ -86,7 +86,7 @@ def parallel(rows):
         axes[0].loglog(n, [r["ops_critical_path"] for r in rs], color=col, marker="^", ls="--",
                        label=f"{fam}: critical path")
         axes[0].loglog(n, [r["ops_kinematics"] for r in rs], color=col, marker="x", ls=":",
-                       label=f"{fam}: serial kinematics pass")
+                       label=f"{fam}: kinematics pass")
         axes[1].loglog(n, [r["aba_ns"] for r in rs], color=col, marker="o", label=f"{fam}: ABA")
         axes[1].loglog(n, [r["dca_accurate_1t_ns"] for r in rs], color=col, marker="s", ls="--",
                        label=f"{fam}: DCA 1 thread")
