@@ -305,7 +305,9 @@ TEST_F(NoAllocation, ConstrainedForwardDynamicsDerivatives) {
                                                      {geared_elbow(), true},
                                                      {chain_with_redundant_weld(), false},
                                                      {actuated_four_bar, true}};
-  for (const auto& [m, with_dca] : cases) {
+  for (const auto& model_case : cases) {
+    const Model& m = model_case.first;  // (clang 14 does not capture structured bindings in lambdas)
+    const bool with_dca = model_case.second;
     Data d(m);
     Rng rng(502);
     const VecX q = assemble(m, d, integrate(m, neutral(m), random_vector(m.nv(), rng, 0.2)));
