@@ -118,7 +118,7 @@ struct DcaGearsWorkspace : WorkspaceOf<DcaGearsWorkspace> {
     loop_f = MatX::Zero(6 * nl, g);
     K = MatX::Zero(g, g);
     rhs = mu = VecX::Zero(g);
-    eig = Eigen::SelfAdjointEigenSolver<MatX>(g);
+    eig.compute(MatX::Identity(g, g));  // sized, and its status set (the size constructor leaves it unset)
   }
   VecX zero_v, gear_force;  ///< v = 0; G_k^T
   MatX HGt;                 ///< nv x g: H G^T
