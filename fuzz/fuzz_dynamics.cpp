@@ -172,7 +172,8 @@ void run_all(const Model& model, Data& data, const VecX& q, const VecX& v, const
       c.finite("constraint_terms (L)", data.loops.L);
       c.finite("constraint_terms (c)", data.loops.c);
     });
-    for (ConstrainedMethod m : {ConstrainedMethod::Kkt, ConstrainedMethod::RangeSpace, ConstrainedMethod::NullSpace}) {
+    for (ConstrainedMethod m : {ConstrainedMethod::Kkt, ConstrainedMethod::RangeSpace, ConstrainedMethod::NullSpace,
+                                ConstrainedMethod::Dca, ConstrainedMethod::DcaAccurate}) {
       for (double baumgarte : {0.0, 10.0}) {
         const std::string name =
             "constrained_forward_dynamics(" + std::string(to_string(m)) + (baumgarte > 0 ? ", baumgarte" : "") + ")";
