@@ -583,11 +583,7 @@ DcaWorkspace::DcaWorkspace(const Model& model, bool with_loops) : n(model.nbodie
   zeta.assign(static_cast<std::size_t>(n), Vec6::Zero());
   for (int k = 1; k < n; ++k) Sd_world[k] = Sd_body[k];
   int depth_max = 0;
-  for (int i = 1; i < n; ++i) {
-    int d = 0;
-    for (int j = i; j > 0; j = model.parent(j)) ++d;
-    depth_max = std::max(depth_max, d);
-  }
+  for (int i = 1; i < n; ++i) depth_max = std::max(depth_max, model.depth(i));
   while ((1 << kin_rounds) < depth_max) ++kin_rounds;
   for (int b = 0; b < 2; ++b) {
     kin_X[b].assign(static_cast<std::size_t>(n), Transform());
@@ -1228,9 +1224,8 @@ DcaLoopsResult forward_dynamics_dca_loops(const Model& model, Data& data, const 
                           "method with loop joints needs every body's inertia positive definite (use kkt or "
                           "range_space)");
   ws.rank_tolerance = rank_tolerance;
-  ws.gravity = gravity;
+  ws.gravity = gravity;  // set on every call
   const int status = dca_impl<ForceInput::None>(model, data, ws, q, v, tau, nullptr, basic, threads, &hook);
-  ws.gravity = true;
   if (status > 0) throw_not_positive(model, status);
   if (status < -1)
     throw NumericalError(std::string(fn) + ": T^T Phi T of loop joint '" + model.loop_joints()[-status - 2].name +

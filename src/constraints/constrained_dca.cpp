@@ -135,6 +135,19 @@ void gear_force(const Model& model, const MimicRelation& gear, VecX& f) {
   f[model.idx_v(gear.leader)] -= gear.multiplier;
 }
 
+/// G_k x: gear k's row of L (e_f - r e_l) times x.
+double gear_row_times(const Model& model, const MimicRelation& gear, const double* x) {
+  return x[model.idx_v(gear.follower)] - gear.multiplier * x[model.idx_v(gear.leader)];
+}
+
+/// The stabilised right-hand side of gear k's acceleration row, G_k qdd = -2 alpha G_k v - beta^2
+/// phi_k (its c is 0: L is constant on a gear's row).
+double gear_target(const Model& model, const MimicRelation& gear, const double* v, double phi,
+                   const ConstrainedOptions& options) {
+  return -2.0 * options.baumgarte_alpha * gear_row_times(model, gear, v) -
+         options.baumgarte_beta * options.baumgarte_beta * phi;
+}
+
 /// The gears' homogeneous solves: H G^T and the loops' forces. True when a tree joint's or a
 /// loop's constraint directions were dropped in one of them.
 bool homogeneous_solves(const Model& model, Data& data, DcaGearsWorkspace& gw, const double* q, bool basic,
@@ -160,13 +173,11 @@ bool homogeneous_solves(const Model& model, Data& data, DcaGearsWorkspace& gw, c
 int close_gears(const Model& model, Data& data, DcaGearsWorkspace& gw, const double* v, int gear_row,
                 std::vector<DcaLoop>& loops, const ConstrainedOptions& options, const char* fn) {
   const int g = static_cast<int>(model.mimics().size());
-  const double a2 = 2.0 * options.baumgarte_alpha, b2 = options.baumgarte_beta * options.baumgarte_beta;
   for (int k = 0; k < g; ++k) {
     const MimicRelation& gear = model.mimics()[static_cast<std::size_t>(k)];
-    const int f = model.idx_v(gear.follower), l = model.idx_v(gear.leader);
-    const double r = gear.multiplier;
-    gw.K.row(k) = gw.HGt.row(f) - r * gw.HGt.row(l);  // G H G^T, row k
-    gw.rhs[k] = -a2 * (v[f] - r * v[l]) - b2 * data.loops.phi[gear_row + k] - (data.qdd[f] - r * data.qdd[l]);
+    gw.K.row(k) = gw.HGt.row(model.idx_v(gear.follower)) - gear.multiplier * gw.HGt.row(model.idx_v(gear.leader));
+    gw.rhs[k] = gear_target(model, gear, v, data.loops.phi[gear_row + k], options) -
+                gear_row_times(model, gear, data.qdd.data());  // - G qdd_0
   }
   for (int k = 0; k < g; ++k)  // symmetrised in place (no temporary)
     for (int j = 0; j < k; ++j) gw.K(k, j) = gw.K(j, k) = 0.5 * (gw.K(k, j) + gw.K(j, k));
@@ -244,10 +255,8 @@ const VecX& constrained_forward_dynamics_dca(const Model& model, Data& data, con
   }
   for (int k = 0; k < gears; ++k) {  // the gears' rows: G qdd = -2 alpha G v - beta^2 phi_G
     const MimicRelation& gear = model.mimics()[static_cast<std::size_t>(k)];
-    const int f = model.idx_v(gear.follower), l = model.idx_v(gear.leader);
-    const double target = -2.0 * options.baumgarte_alpha * (v[f] - gear.multiplier * v[l]) -
-                          options.baumgarte_beta * options.baumgarte_beta * data.loops.phi[gear_row + k];
-    residual = std::max(residual, std::abs(data.qdd[f] - gear.multiplier * data.qdd[l] - target));
+    const double target = gear_target(model, gear, v.data(), data.loops.phi[gear_row + k], options);
+    residual = std::max(residual, std::abs(gear_row_times(model, gear, data.qdd.data()) - target));
     lambda[gear_row + k] = gw->mu[k];
   }
   rank += gear_rank;
