@@ -391,6 +391,109 @@ TEST(Batch, OutputsMayBeBlocksOfLargerMatrices) {
   }
 }
 
+// The batched derivatives (W states per SIMD lane group, the rest state by state): each
+// state's blocks agree with rnea_derivatives / aba_derivatives (checked against finite
+// differences in test_derivatives.cpp) to rounding. d tau / d x: kBatchTol relative to the norm
+// of the whole matrix, as the RNEA. d qdd / d x = -M^-1 d tau / d x and M^-1: twice the
+// forward-error bound of a solve with M (solve_tol), with d tau / d x at a = qdd as its right
+// side. Every entry is written (NaN-filled outputs), and a reused workspace gives the same bits.
+TEST(Batch, DerivativesAgreeWithTheSingleStateFunctions) {
+  static RatioLog log_dtau("batch rnea_derivatives vs rnea_derivatives"),
+      log_dqdd("batch aba_derivatives vs aba_derivatives");
+  for (const BatchCase& c : batch_cases()) {
+    const Model& model = c.model;
+    const int nv = model.nv(), B = 2 * batch_lanes() + 3;
+    const States s = random_states(model, B, 61);
+    Data data(model);
+    for (int threads : {1, 2}) {
+      const std::string where = c.name + " threads=" + std::to_string(threads);
+      SCOPED_TRACE(where);
+      BatchWorkspace ws(model, threads);
+      const double nan = std::numeric_limits<double>::quiet_NaN();
+      MatX dq[2], dv[2], fq[2], fv[2], ft[2];
+      for (int repeat = 0; repeat < 2; ++repeat) {
+        for (MatX* X : {&dq[repeat], &dv[repeat], &fq[repeat], &fv[repeat], &ft[repeat]})
+          *X = MatX::Constant(nv, nv * B, nan);
+        rnea_derivatives_batch(model, ws, s.Q, s.V, s.A, dq[repeat], dv[repeat]);
+        aba_derivatives_batch(model, ws, s.Q, s.V, s.A, fq[repeat], fv[repeat], ft[repeat]);  // A as tau
+      }
+      EXPECT_TRUE(dq[1] == dq[0] && dv[1] == dv[0] && fq[1] == fq[0] && fv[1] == fv[0] && ft[1] == ft[0]);
+      for (int b = 0; b < B; ++b) {
+        const std::string at = where + " state " + std::to_string(b);
+        rnea_derivatives(model, data, s.Q.col(b), s.V.col(b), s.A.col(b));
+        const MatX* single_tau[2] = {&data.dtau_dq, &data.dtau_dv};
+        const MatX* batched_tau[2] = {&dq[0], &dv[0]};
+        for (int x = 0; x < 2; ++x) {
+          const double e = (batched_tau[x]->middleCols(b * nv, nv) - *single_tau[x]).norm();
+          const double t = kBatchTol * std::max(1.0, single_tau[x]->norm());
+          EXPECT_LE(e, t) << at;
+          log_dtau.add(e, t, at);
+        }
+        aba_derivatives(model, data, s.Q.col(b), s.V.col(b), s.A.col(b));
+        const MatX dqdd_dq = data.dqdd_dq, dqdd_dv = data.dqdd_dv, Minv = data.Minv;
+        const VecX qdd = data.qdd;
+        const Spectrum sp = spectrum(crba(model, data, s.Q.col(b)));
+        rnea_derivatives(model, data, s.Q.col(b), s.V.col(b), qdd);  // the right sides, at a = qdd
+        const MatX* single_qdd[3] = {&dqdd_dq, &dqdd_dv, &Minv};
+        const MatX* batched_qdd[3] = {&fq[0], &fv[0], &ft[0]};
+        const double rhs[3] = {data.dtau_dq.norm(), data.dtau_dv.norm(), std::sqrt(static_cast<double>(nv))};
+        for (int x = 0; x < 3; ++x) {
+          const double e = (batched_qdd[x]->middleCols(b * nv, nv) - *single_qdd[x]).norm();
+          const double t = 2.0 * solve_tol(sp, single_qdd[x]->norm(), rhs[x]);
+          EXPECT_LE(e, t) << at << " output " << x;
+          log_dqdd.add(e, t, at);
+        }
+      }
+    }
+  }
+}
+
+// A state whose M is singular inside a group of W (the turntable of SingularLaneIsReported...)
+// or whose derivatives overflow: the batched derivatives name the state, as aba_batch does.
+TEST(Batch, DerivativesNameTheFailingState) {
+  Model model;
+  const int turn = model.add_body(0, JointRevoluteZ{}, Transform(), RigidBodyInertia::Zero(), "turntable", "spin");
+  model.add_body(turn, JointPrismaticX{}, Transform(), RigidBodyInertia::unchecked(1.0, Vec3::Zero(), Mat3::Zero()),
+                 "slider", "slide");
+  const int W = batch_lanes(), B = 2 * W + 3, nv = model.nv();
+  States s = random_states(model, B, 3);
+  for (int b = 0; b < B; ++b) s.Q(1, b) = 0.5 + 0.1 * b;
+  MatX fq(nv, nv * B), fv(nv, nv * B), ft(nv, nv * B), dq(nv, nv * B), dv(nv, nv * B);
+  for (int threads : {1, 2}) {
+    BatchWorkspace ws(model, threads);
+    const int singular = W + 1;
+    s.Q(1, singular) = 0.0;
+    try {
+      aba_derivatives_batch(model, ws, s.Q, s.V, s.A, fq, fv, ft);
+      ADD_FAILURE() << "no SingularError";
+    } catch (const SingularError& e) {
+      EXPECT_NE(std::string(e.what()).find("aba_derivatives_batch: state " + std::to_string(singular) + ": "),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("'spin'"), std::string::npos) << e.what();
+    }
+    s.Q(1, singular) = 0.5;
+    const int overflowing = W + 2;
+    s.V(0, overflowing) = 1e200;  // v^2 overflows: tau, and its derivatives, are not finite
+    for (int which = 0; which < 2; ++which) {
+      try {
+        if (which == 0)
+          rnea_derivatives_batch(model, ws, s.Q, s.V, s.A, dq, dv);
+        else
+          aba_derivatives_batch(model, ws, s.Q, s.V, s.A, fq, fv, ft);
+        ADD_FAILURE() << "no error";
+      } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("state " + std::to_string(overflowing) + ": "), std::string::npos)
+            << e.what();
+      }
+    }
+    s.V(0, overflowing) = 0.5;
+    rnea_derivatives_batch(model, ws, s.Q, s.V, s.A, dq, dv);
+    aba_derivatives_batch(model, ws, s.Q, s.V, s.A, fq, fv, ft);
+    EXPECT_TRUE(dq.allFinite() && dv.allFinite() && fq.allFinite() && fv.allFinite() && ft.allFinite());
+  }
+}
+
 // The pattern is the support path of each DoF, found here from the body tree (not from
 // dof_parents): the DoFs of every ancestor body, then those of the DoF's own joint up to it.
 // crba leaves every lower-triangle entry outside it zero, and pack/unpack are exact inverses.

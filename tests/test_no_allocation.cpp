@@ -182,11 +182,13 @@ void expect_no_allocation(const Model& model) {
   std::vector<Force> f(model.nbodies());
   for (auto& fi : f) fi = random_force(rng);
   const int tip = model.nbodies() - 1;
-  // Batched calls on one thread with a reused workspace: nothing per state (nor per call).
-  const int B = 3;
+  // Batched calls on one thread with a reused workspace: nothing per state (nor per call). Two
+  // groups of W states in SIMD lanes and one state alone.
+  const int B = 2 * batch_lanes() + 1;
   BatchWorkspace batch(model, 1), batch2(model, 2);  // batch2: the calling thread's share, parked workers
   const MatX Q = q.replicate(1, B), V = v.replicate(1, B), A = a.replicate(1, B);
   MatX batch_out(model.nv(), B), batch_M(model.nv(), model.nv() * B), batch_Mp(batch.jsim_pattern().nnz(), B);
+  MatX batch_d1(model.nv(), model.nv() * B), batch_d2(model.nv(), model.nv() * B), batch_d3(model.nv(), model.nv() * B);
   const bool has_frame = !model.frames().empty();
   using RF = ReferenceFrame;
   // A regular task: the last frame's (else the last body's) full motion with a floating base,
@@ -267,6 +269,9 @@ void expect_no_allocation(const Model& model) {
       {"crba_batch (1 thread)", [&] { crba_batch(model, batch, Q, batch_M); }},
       {"crba_batch Upper (1 thread)", [&] { crba_batch(model, batch, Q, batch_M, Triangle::Upper); }},
       {"crba_batch_packed (1 thread)", [&] { crba_batch_packed(model, batch, Q, batch_Mp); }},
+      {"rnea_derivatives_batch (1 thread)", [&] { rnea_derivatives_batch(model, batch, Q, V, A, batch_d1, batch_d2); }},
+      {"aba_derivatives_batch (1 thread)",
+       [&] { aba_derivatives_batch(model, batch, Q, V, A, batch_d1, batch_d2, batch_d3); }},
       {"rnea_batch (2 threads, calling thread)", [&] { rnea_batch(model, batch2, Q, V, A, batch_out); }},
       {"crba_batch (2 threads, calling thread)", [&] { crba_batch(model, batch2, Q, batch_M); }},
   };

@@ -74,14 +74,17 @@ def test_batches_agree_with_single_calls(small_floating, threads):
     dq, dv = plucker.rnea_derivatives_batch(m, Q, V, A, threads=threads)
     fq, fv, ft = plucker.aba_derivatives_batch(m, Q, V, A, threads=threads)
     assert dq.shape == (B, m.nv, m.nv) and ft.shape == (B, m.nv, m.nv)
+    # Groups of batch_lanes() states run in SIMD lanes, whose sums are rounded in another order
+    # than the single-state call's: 1e-12 relative to each matrix's norm (tests/test_batch.cpp
+    # holds them to bounds derived per state, with cond(M) for the ABA's).
+    def close_to(x, y):
+        return np.abs(x - y).max() <= 1e-12 * max(1.0, np.abs(y).max())
+
     for b in range(B):
         rq, rv = plucker.rnea_derivatives(m, Q[b], V[b], A[b])
-        np.testing.assert_array_equal(dq[b], rq)
-        np.testing.assert_array_equal(dv[b], rv)
+        assert close_to(dq[b], rq) and close_to(dv[b], rv)
         aq, av, at = plucker.aba_derivatives(m, Q[b], V[b], A[b])
-        np.testing.assert_array_equal(fq[b], aq)
-        np.testing.assert_array_equal(fv[b], av)
-        np.testing.assert_array_equal(ft[b], at)
+        assert close_to(fq[b], aq) and close_to(fv[b], av) and close_to(ft[b], at)
 
 
 def test_bad_arguments_are_named(small):

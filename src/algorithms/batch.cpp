@@ -88,7 +88,7 @@ BatchWorkspace& BatchWorkspace::operator=(BatchWorkspace&&) noexcept = default;
 struct BatchAccess {
   /// Evaluates states 0..B-1, split evenly over the threads in contiguous ranges (the calling
   /// thread takes the first). Within a range, each full group of W
-  /// states starting at b is evaluated by group(scratch, b), which returns false to have
+  /// states starting at b is evaluated by group(scratch, data, b), which returns false to have
   /// those W states evaluated one by one instead; the other states by state(data, b). The
   /// first error (in state order) is rethrown, naming its state: once a state has failed,
   /// the threads skip the states after it, but still evaluate the ones before it.
@@ -120,7 +120,7 @@ struct BatchAccess {
       };
       Eigen::Index b = begin;
       for (; b + W <= end && !failed_before(b); b += W)
-        if (!group(*ws.lanes_[static_cast<std::size_t>(t)], b))
+        if (!group(*ws.lanes_[static_cast<std::size_t>(t)], data, b))
           for (int k = 0; k < W; ++k) one(b + k);
       for (; b < end && !failed_before(b); ++b) one(b);
     };
@@ -155,7 +155,7 @@ void rnea_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<
   check_states(model, fn, Q, &V, &A, "a");
   BatchAccess::for_each_state(
       fn, model, workspace, B,
-      [&](detail::LaneScratch& s, Eigen::Index b) {
+      [&](detail::LaneScratch& s, Data&, Eigen::Index b) {
         detail::rnea_lanes(model, s, Q, V, A, b, Tau);
         return true;
       },
@@ -176,7 +176,7 @@ void aba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<c
   check_states(model, fn, Q, &V, &Tau, "tau");
   BatchAccess::for_each_state(
       fn, model, workspace, B,
-      [&](detail::LaneScratch& s, Eigen::Index b) { return detail::aba_lanes(model, s, Q, V, Tau, b, Qdd); },
+      [&](detail::LaneScratch& s, Data&, Eigen::Index b) { return detail::aba_lanes(model, s, Q, V, Tau, b, Qdd); },
       [&](Data& data, Eigen::Index b) {
         detail::aba_unchecked(model, data, Q.col(b).data(), V.col(b).data(), Tau.col(b).data());
         Qdd.col(b) = data.qdd;
@@ -196,7 +196,7 @@ void crba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<
   const auto out = triangle == Triangle::Full ? detail::CrbaOut::Full : detail::CrbaOut::Upper;
   BatchAccess::for_each_state(
       fn, model, workspace, B,
-      [&](detail::LaneScratch& s, Eigen::Index b) {
+      [&](detail::LaneScratch& s, Data&, Eigen::Index b) {
         detail::crba_lanes(model, workspace.jsim_pattern(), s, Q, b, out, M);
         return true;
       },
@@ -216,7 +216,7 @@ void crba_batch_packed(const Model& model, BatchWorkspace& workspace, const Eige
   check_states(model, fn, Q, nullptr, nullptr, nullptr);
   BatchAccess::for_each_state(
       fn, model, workspace, B,
-      [&](detail::LaneScratch& s, Eigen::Index b) {
+      [&](detail::LaneScratch& s, Data&, Eigen::Index b) {
         detail::crba_lanes(model, workspace.jsim_pattern(), s, Q, b, detail::CrbaOut::Packed, Mp);
         return true;
       },
@@ -247,7 +247,10 @@ void rnea_derivatives_batch(const Model& model, BatchWorkspace& workspace, const
   check_square_blocks(fn, "dTau_dv", dTau_dv, nv, B);
   check_states(model, fn, Q, &V, &A, "a");
   BatchAccess::for_each_state(
-      fn, model, workspace, B, [](detail::LaneScratch&, Eigen::Index) { return false; },
+      fn, model, workspace, B,
+      [&](detail::LaneScratch& s, Data&, Eigen::Index b) {
+        return detail::rnea_derivatives_lanes(model, s, Q, V, A, b, dTau_dq, dTau_dv);
+      },
       [&](Data& data, Eigen::Index b) {
         rnea_derivatives(model, data, Q.col(b), V.col(b), A.col(b));
         dTau_dq.middleCols(b * nv, nv) = data.dtau_dq;
@@ -268,7 +271,10 @@ void aba_derivatives_batch(const Model& model, BatchWorkspace& workspace, const 
   check_square_blocks(fn, "dQdd_dtau", dQdd_dtau, nv, B);
   check_states(model, fn, Q, &V, &Tau, "tau");
   BatchAccess::for_each_state(
-      fn, model, workspace, B, [](detail::LaneScratch&, Eigen::Index) { return false; },
+      fn, model, workspace, B,
+      [&](detail::LaneScratch& s, Data& data, Eigen::Index b) {
+        return detail::aba_derivatives_lanes(model, s, data, Q, V, Tau, b, dQdd_dq, dQdd_dv, dQdd_dtau);
+      },
       [&](Data& data, Eigen::Index b) {
         aba_derivatives(model, data, Q.col(b), V.col(b), Tau.col(b));
         dQdd_dq.middleCols(b * nv, nv) = data.dqdd_dq;

@@ -39,9 +39,6 @@ LaneScratch::LaneScratch(const Model& model) {
   S.resize(nv);
 }
 
-namespace {
-
-/// out[k][l] = X(k, b0 + l): W columns of a state matrix as one Pack per row (SoA).
 void gather(const Eigen::Ref<const MatX>& X, Eigen::Index b0, Pack* out) {
   for (int l = 0; l < W; ++l) {
     const double* col = X.col(b0 + l).data();
@@ -49,15 +46,6 @@ void gather(const Eigen::Ref<const MatX>& X, Eigen::Index b0, Pack* out) {
   }
 }
 
-/// X(k, b0 + l) = in[k][l].
-void scatter(const Pack* in, Eigen::Index b0, Eigen::Ref<MatX>& X) {
-  for (int l = 0; l < W; ++l) {
-    double* col = X.col(b0 + l).data();
-    for (Eigen::Index k = 0; k < X.rows(); ++k) col[k] = in[k][l];
-  }
-}
-
-/// q of the W states, and sin/cos of all their coordinates (as evaluate_sincos does for one).
 void load_configurations(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q, Eigen::Index b0) {
   gather(Q, b0, s.q.data());
   // The nq Packs are nq W contiguous doubles (GCC vector types alias their element type):
@@ -65,6 +53,16 @@ void load_configurations(const Model& model, LaneScratch& s, const Eigen::Ref<co
   static_assert(sizeof(Pack) == W * sizeof(double));
   sincos_batch(reinterpret_cast<const double*>(s.q.data()), reinterpret_cast<double*>(s.sin_q.data()),
                reinterpret_cast<double*>(s.cos_q.data()), model.nq() * W);
+}
+
+namespace {
+
+/// X(k, b0 + l) = in[k][l].
+void scatter(const Pack* in, Eigen::Index b0, Eigen::Ref<MatX>& X) {
+  for (int l = 0; l < W; ++l) {
+    double* col = X.col(b0 + l).data();
+    for (Eigen::Index k = 0; k < X.rows(); ++k) col[k] = in[k][l];
+  }
 }
 
 const auto no_external_force = [](int, int, ForceT<Pack>&) {};

@@ -59,9 +59,12 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "algorithms/derivative_kernels.hpp"
 #include "algorithms/fd_kernels.hpp"
+#include "algorithms/lanes.hpp"
+#include "algorithms/rnea.hpp"
 #include "plucker/spatial/acceleration.hpp"
 #include "spatial/columns.hpp"
 
@@ -77,108 +80,109 @@ using simd::W;
 /// accelerations qdd adds are added here, in world coordinates, instead of a second RNEA; no M).
 enum class Use { Rnea, Aba };
 
-/// The composites of a subtree in world coordinates: Ic = (m, h, Ibar) and B = (Ibar', n, f).
-struct Composite {
-  RigidBodyInertia inertia;  ///< Ic
-  Vec3 n = Vec3::Zero(), f = Vec3::Zero();
-  Mat3 Ibar_rate = Mat3::Zero();  ///< symmetric
+/// Column c of a stored 3x3 matrix, in registers: a public (column-major) one or a lane one.
+PLUCKER_HOT inline ops::reg3<double> column3(const Mat3& M, int c) {
+  const double* p = M.data() + 3 * c;
+  return ops::make3<double>(p[0], p[1], p[2]);
+}
+PLUCKER_HOT inline ops::V3<Pack> column3(const ops::M3<Pack>& M, int c) { return {{M(0, c), M(1, c), M(2, c)}}; }
+/// Column c of a stored 3x3 matrix = x.
+PLUCKER_HOT inline void set_column3(Mat3& M, int c, const ops::reg3<double>& x) {
+#if defined(__AVX2__)
+  ops::store3(x, M.data() + 3 * c);  // column-major: column c at 3c
+#else
+  for (int r = 0; r < 3; ++r) M(r, c) = x[r];
+#endif
+}
+PLUCKER_HOT inline void set_column3(ops::M3<Pack>& M, int c, const ops::V3<Pack>& x) {
+  for (int r = 0; r < 3; ++r) M(r, c) = x[r];
+}
 
-  /// One body of inertia I (world coordinates) moving with v, in registers.
-  PLUCKER_HOT inline void set(const RigidBodyInertia& I, const Motion& v) {
+/// The composites of a subtree in world coordinates: Ic = (m, h, Ibar) and B = (Ibar', n, f), for
+/// one state (S = double) or W states in SIMD lanes (S = Pack).
+template <class S>
+struct Composite {
+  static constexpr bool one_state = std::is_same_v<S, double>;
+  using Vec = std::conditional_t<one_state, Vec3, ops::V3<Pack>>;
+  using Mat = std::conditional_t<one_state, Mat3, ops::M3<Pack>>;
+  typename ops::Types<S>::Inertia inertia;  ///< Ic
+  Vec n{}, f{};
+  Mat Ibar_rate{};  ///< symmetric
+
+  /// One body of inertia I (world coordinates) moving with v.
+  template <class In, class Mo>
+  PLUCKER_HOT inline void set(const In& I, const Mo& v) {
     using namespace ops;
     inertia = I;
-    const auto w = load<double>(v.angular), vo = load<double>(v.linear), h = load<double>(I.first_moment());
-    const auto Ib = rot<double>(I.inertia_origin());
+    const auto w = load<S>(v.angular), vo = load<S>(v.linear), h = load<S>(I.first_moment());
+    const auto Ib = rot<S>(I.inertia_origin());
     store_into(n, mul(Ib, w) + cross(h, vo));  // I v = [n; f]
     store_into(f, I.mass() * vo - cross(h, w));
     // Ibar' = W Ibar + (W Ibar)^T - (h vo^T + vo h^T) + 2 (vo . h) 1, column by column: column c of
-    // W Ibar is w x Ibar e_c, of (W Ibar)^T = -Ibar W it is Ibar (e_c x w).
-    const double twice_vh = 2.0 * dot(vo, h);
-    const double* hc = I.first_moment().data();
-    const double* vc = v.linear.data();
-    const double* wc = v.angular.data();
+    // W Ibar is w x Ibar e_c, of (W Ibar)^T = -Ibar W it is Ibar (e_c x w). The components are
+    // read from the stored vectors (not a register's lanes).
+    const S twice_vh = 2.0 * dot(vo, h), zero{};
+    const auto& wc = v.angular;
     const auto e_x_w = [&](int c) {  // e_c x w
-      return c == 0   ? make3<double>(0.0, -wc[2], wc[1])
-             : c == 1 ? make3<double>(wc[2], 0.0, -wc[0])
-                      : make3<double>(-wc[1], wc[0], 0.0);
+      return c == 0   ? make3<S>(zero, S(-wc[2]), S(wc[1]))
+             : c == 1 ? make3<S>(S(wc[2]), zero, S(-wc[0]))
+                      : make3<S>(S(-wc[1]), S(wc[0]), zero);
     };
-    const double* Ibc = I.inertia_origin().data();  // column c at 3c
     for (int c = 0; c < 3; ++c) {
-      auto col = cross(w, load3c(Ibc + 3 * c)) + mul(Ib, e_x_w(c)) - (h * vc[c] + vo * hc[c]);
-      store_col(col, c, twice_vh);
+      const S vo_c = v.linear[c], h_c = I.first_moment()[c];
+      const auto col = cross(w, column3(I.inertia_origin(), c)) + mul(Ib, e_x_w(c)) - (h * vo_c + vo * h_c);
+      set_column3(Ibar_rate, c, col + unit_times<S>(c, twice_vh));
     }
   }
   PLUCKER_HOT inline void add(const Composite& o) {
     inertia += o.inertia;
     n += o.n;
     f += o.f;
-    Ibar_rate += o.Ibar_rate;
+    if constexpr (one_state) {
+      Ibar_rate += o.Ibar_rate;
+    } else {
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 3; ++c) Ibar_rate(r, c) += o.Ibar_rate(r, c);
+    }
   }
   /// Ic x.
-  PLUCKER_HOT inline ops::ForceT<double> inertia_times(const ops::MotionT<double>& x) const {
+  template <class Mo>
+  PLUCKER_HOT inline ops::ForceT<S> inertia_times(const Mo& x) const {
     return ops::times(inertia, x);
   }
   /// B u, for u = (u_w, anything): B acts on the angular part only.
-  PLUCKER_HOT inline ops::ForceT<double> rate_times(const ops::reg3<double>& u_w) const {
+  PLUCKER_HOT inline ops::ForceT<S> rate_times(const ops::reg3<S>& u_w) const {
     using namespace ops;
-    return {mul(rot<double>(Ibar_rate), u_w) + cross(u_w, load<double>(n)), cross(u_w, 2.0 * load<double>(f))};
+    return {mul(rot<S>(Ibar_rate), u_w) + cross(u_w, load<S>(n)), cross(u_w, 2.0 * load<S>(f))};
   }
   /// The three nonzero rows of B^T s.
-  PLUCKER_HOT inline ops::reg3<double> rate_transpose_times(const ops::MotionT<double>& s) const {
+  PLUCKER_HOT inline ops::reg3<S> rate_transpose_times(const ops::MotionT<S>& s) const {
     using namespace ops;
-    return mul(rot<double>(Ibar_rate), s.angular) + cross(load<double>(n), s.angular) +
-           cross(2.0 * load<double>(f), s.linear);
-  }
-
- private:
-  PLUCKER_HOT static inline ops::reg3<double> load3c(const double* p) { return ops::make3<double>(p[0], p[1], p[2]); }
-  /// Column c of Ibar' = col, plus d on the diagonal.
-  template <class R>
-  PLUCKER_HOT inline void store_col(const R& col, int c, double d) {
-    const R with_d = col + ops::unit_times<double>(c, d);
-#if defined(__AVX2__)
-    ops::store3(with_d, Ibar_rate.data() + 3 * c);  // column-major: column c at 3c
-#else
-    for (int r = 0; r < 3; ++r) Ibar_rate(r, c) = with_d[r];
-#endif
+    return mul(rot<S>(Ibar_rate), s.angular) + cross(load<S>(n), s.angular) + cross(2.0 * load<S>(f), s.linear);
   }
 };
 
-/// A motion or force of registers from its six stored numbers [angular; linear], and back.
-PLUCKER_HOT inline ops::MotionT<double> motion_at(const double* x) {
-  return {ops::make3<double>(x[0], x[1], x[2]), ops::make3<double>(x[3], x[4], x[5])};
+/// A motion of registers from its six stored numbers [angular; linear], and a motion or force
+/// stored into six numbers.
+template <class S>
+PLUCKER_HOT inline ops::MotionT<S> motion_at(const S* x) {
+  return {ops::make3<S>(x[0], x[1], x[2]), ops::make3<S>(x[3], x[4], x[5])};
 }
-template <class V>
-PLUCKER_HOT inline void put(double* x, const V& value) {
+template <class S, class V>
+PLUCKER_HOT inline void put(S* x, const V& value) {
   for (int r = 0; r < 3; ++r) x[r] = value.angular[r], x[3 + r] = value.linear[r];
 }
 
 /// Velocity ranges [begin, end) of a set of bodies, merged and ascending.
 using Span = std::array<int, 2>;
 
-struct DerivativesWorkspace : detail::WorkspaceOf<DerivativesWorkspace> {
-  static constexpr detail::Slot slot = detail::Slot::Derivatives;
-  using RowsX = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-  explicit DerivativesWorkspace(const Model& model) {
-    const int n = model.nbodies(), nv = model.nv();
+/// Per body k (topology): the velocity ranges where column k of d tau / d x can be nonzero, those
+/// of k's ancestors, k and k's descendants (a body on another branch neither moves k's subtree
+/// nor is moved by k); and, for the subtree fill, the strict ancestors' ranges alone.
+struct Supports {
+  explicit Supports(const Model& model) {
+    const int n = model.nbodies();
     const auto nb = static_cast<std::size_t>(n);
-    // Rows stored contiguously (padded by ops::kColumnPadding for whole SIMD packs): the entries
-    // of a column of the results over a range of rows are one pass over these rows.
-    PQ.setZero(9, nv + ops::kColumnPadding);
-    S_rows.setZero(6, nv + ops::kColumnPadding);
-    R_rows.setZero(6, nv + ops::kColumnPadding);
-    for (MatX* x : {&psi_u, &zeta_s}) x->setZero(9, nv);
-    for (MatX* x : {&S, &y_q, &y_v}) x->setZero(6, nv);
-    composite.assign(nb, Composite{});
-    v.assign(nb, Motion());
-    a.assign(nb, Motion());
-    F.assign(nb, Force());
-    Fe.assign(nb, Force());
-    G.assign(nb, Force());
-    acc.assign(nb, Motion());
-    // The rows where column k of d tau / d x can be nonzero: the joints of k's ancestors, k and
-    // k's descendants (a body on another branch neither moves k's subtree nor is moved by k).
-    // And, for the subtree fill, the strict ancestors' rows alone.
     support_begin.assign(nb + 1, 0);
     ancestors_begin.assign(nb + 1, 0);
     std::vector<char> related(nb), below(nb);
@@ -224,25 +228,80 @@ struct DerivativesWorkspace : detail::WorkspaceOf<DerivativesWorkspace> {
     return ancestors.data() + ancestors_begin[k];
   }
 
-  /// World-aligned external forces moved to the world origin (allocated on first use).
-  std::vector<Force> f_world;
-  /// Per velocity index (world coordinates). By rows: PQ = [P; Q] (P = Ic S, Q's three nonzero
-  /// rows) of the row's body, S, and R = Fe-bar^T S (world-frame external forces). By columns:
-  /// psi_u = [psi; angular part of u] and zeta_s = [zeta; angular part of S] of the column's
-  /// joint, so that each entry of (1), (3) is one dot product of a row's PQ with these; S; y_q,
-  /// y_v: the vectors of (2) and (4).
-  RowsX PQ, S_rows, R_rows;
-  MatX psi_u, zeta_s, S, y_q, y_v;
-  /// Per body (world coordinates): the composites, v, a, the joint force F, the composite of
-  /// the world-frame external forces Fe; for Use::Aba the accelerations qdd adds to the bias
-  /// forces' (acc) and the forces they add (G, summed over the subtree).
-  std::vector<Composite> composite;
-  std::vector<Motion> v, a, acc;
-  std::vector<Force> F, Fe, G;
-  /// Per body k (topology): support[support_begin[k], support_begin[k + 1]) the velocity ranges
-  /// of its ancestors, itself and its descendants; ancestors[...] those of its strict ancestors.
   std::vector<Span> support, ancestors;
   std::vector<int> support_begin, ancestors_begin;
+};
+
+/// Per body (world coordinates): the composites, v, a, the joint force F, the composite of the
+/// world-frame external forces Fe; for Use::Aba the accelerations qdd adds to the bias forces'
+/// (acc) and the forces they add (G, summed over the subtree).
+template <class S>
+struct BodyTerms {
+  explicit BodyTerms(int n) {
+    const auto nb = static_cast<std::size_t>(n);
+    composite.resize(nb);
+    for (auto* x : {&v, &a, &acc}) x->assign(nb, ops::motion_t<S>{});
+    for (auto* x : {&F, &Fe, &G}) x->assign(nb, ops::force_t<S>{});
+  }
+  std::vector<Composite<S>> composite;
+  std::vector<ops::motion_t<S>> v, a, acc;
+  std::vector<ops::force_t<S>> F, Fe, G;
+};
+
+/// Entry (j, k) of a per-velocity table at p[j row + k col].
+template <class S>
+struct Table {
+  S* p;
+  std::ptrdiff_t row, col;
+  PLUCKER_HOT S& operator()(int j, int k) const { return p[j * row + k * col]; }
+};
+
+/// Where the per-velocity vectors go. By columns (entry j of velocity k at x[rows k + j]): S,
+/// psi_u = [psi; angular part of u] and zeta_s = [zeta; angular part of S] of the column's joint,
+/// so that each entry of (1), (3) is one dot product of a row's PQ with these; y_q, y_v: the
+/// vectors of (2) and (4). As tables: PQ = [P; Q] (P = Ic S, Q's three nonzero rows) of the
+/// row's body, S again, and R = Fe-bar^T S (world-frame external forces).
+template <class S>
+struct VelocityTerms {
+  S *S6, *psi_u, *zeta_s, *y_q, *y_v;  ///< 6, 9, 9, 6, 6 per velocity
+  Table<S> PQ, S_rows, R_rows;
+};
+
+/// What the recursion before the derivatives left, in body coordinates: X_up, v, a and the
+/// joint forces f.
+template <class S>
+struct RecursionResults {
+  const ops::transform_t<S>* X_up;
+  const ops::motion_t<S>* v;
+  const ops::motion_t<S>* a;
+  const ops::force_t<S>* f;
+};
+
+struct DerivativesWorkspace : detail::WorkspaceOf<DerivativesWorkspace> {
+  static constexpr detail::Slot slot = detail::Slot::Derivatives;
+  using RowsX = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  explicit DerivativesWorkspace(const Model& model) : supports(model), body(model.nbodies()) {
+    const int nv = model.nv();
+    // Rows stored contiguously (padded by ops::kColumnPadding for whole SIMD packs): the entries
+    // of a column of the results over a range of rows are one pass over these rows.
+    PQ.setZero(9, nv + ops::kColumnPadding);
+    S_rows.setZero(6, nv + ops::kColumnPadding);
+    R_rows.setZero(6, nv + ops::kColumnPadding);
+    for (MatX* x : {&psi_u, &zeta_s}) x->setZero(9, nv);
+    for (MatX* x : {&S, &y_q, &y_v}) x->setZero(6, nv);
+  }
+  VelocityTerms<double> terms() {
+    auto table = [](RowsX& x) { return Table<double>{x.data(), x.outerStride(), 1}; };
+    return {S.data(), psi_u.data(), zeta_s.data(), y_q.data(), y_v.data(), table(PQ), table(S_rows), table(R_rows)};
+  }
+
+  Supports supports;
+  BodyTerms<double> body;
+  /// World-aligned external forces moved to the world origin (allocated on first use).
+  std::vector<Force> f_world;
+  /// The per-velocity vectors (VelocityTerms), PQ, S and R by rows.
+  RowsX PQ, S_rows, R_rows;
+  MatX psi_u, zeta_s, S, y_q, y_v;
 };
 
 /// The sum over j < K of x_j rows[j][r..r + W), one value per lane (rows stored contiguously).
@@ -304,7 +363,7 @@ void fill_column(const Model& model, const DerivativesWorkspace& ws, int k, int 
   const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(nv) * c;
   double *q = dq.data() + at, *v = dv.data() + at, *m = U == Use::Rnea ? M.data() + at : nullptr;
   int count = 0;
-  const Span* spans = ws.ancestors_of(k, count);
+  const Span* spans = ws.supports.ancestors_of(k, count);
   int done = 0;  // rows [0, done) written
   auto zeros = [&](int r0, int r1) {
     std::fill(q + r0, q + r1, 0.0);
@@ -349,86 +408,111 @@ void fill_pair(const Model& model, const DerivativesWorkspace& ws, int i, int k,
 /// The derivatives (1)-(4) (and M for Use::Rnea), after the RNEA (Use::Rnea) or the bias
 /// forces (Use::Aba, with qdd the accelerations to add) has left X_up, v, a and the joint
 /// forces F (body coordinates) in data. f_ext: the external forces as given (World), else unused.
-template <ForceInput FI, Use U>
-void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f_ext, const double* qdd) {
+/// a_0 = -g, as a motion of the state scalar.
+template <class S>
+ops::motion_t<S> base_acceleration(const Model& model) {
+  ops::motion_t<S> a{};
+  for (int r = 0; r < 3; ++r) a.linear[r] = ops::widen<S>(-model.gravity()[r]);
+  return a;
+}
+
+/// The per-body passes of the derivatives (1)-(4), for one state or W states in lanes: each
+/// body's quantities in world coordinates (X_base: i_X_0), its composites summed over its
+/// subtree, and the per-velocity vectors of its joint's columns into `out`, from what the
+/// RNEA (Use::Rnea) or the bias forces (Use::Aba, with qdd the accelerations to add) left in
+/// `in`. f_ext: the external forces as given (World), else unused.
+template <ForceInput FI, Use U, class S>
+void derivative_terms(const Model& model, const RecursionResults<S>& in, ops::transform_t<S>* X_base,
+                      BodyTerms<S>& b, const VelocityTerms<S>& out, const Force* f_ext, const S* qdd) {
   using namespace ops;
-  DerivativesWorkspace& ws = detail::workspace<DerivativesWorkspace>(model, data);
-  const int n = model.nbodies(), nv = model.nv();
-  data.X_base.resize(static_cast<std::size_t>(n));
-  data.X_base[0] = Transform();
+  const int n = model.nbodies();
+  const S one = widen<S>(1.0);
 
   // World coordinates of each body's quantities, its own composites, and the column vectors of
   // its joint (from its parent's motion).
-  const Motion a_base(Vec3::Zero(), -model.gravity());  // a_0 = -g
+  const motion_t<S> a_base = base_acceleration<S>(model);
   for (int i = 1; i < n; ++i) {
     const int p = model.parent(i), v0 = model.idx_v(i);
-    const Transform& X = data.X_base[i] = data.X_up[i] * data.X_base[p];  // i_X_0
-    const MotionT<double> v = apply_inverse(X, data.v[i]);
-    MotionT<double> a = apply_inverse(X, data.a[i]);
-    store_into(ws.v[i], v);
-    store_into(ws.F[i], apply_inverse(X, data.f[i]));
-    RigidBodyInertia I;  // X^T I_i X: the body's inertia in world coordinates (Eq. 9's congruence)
+    const transform_t<S>& X = X_base[i] = p == 0 ? in.X_up[i] : compose(in.X_up[i], X_base[p]);  // i_X_0
+    const MotionT<S> v = apply_inverse(X, in.v[i]);
+    MotionT<S> a = apply_inverse(X, in.a[i]);
+    store_into(b.v[i], v);
+    store_into(b.F[i], apply_inverse(X, in.f[i]));
+    typename Types<S>::Inertia I{};  // X^T I_i X: the body's inertia in world coordinates (Eq. 9's congruence)
     add_congruence(X, model.inertia(i), I);
-    ws.composite[i].set(I, ws.v[i]);
-    if constexpr (FI == ForceInput::World) ws.Fe[i] = f_ext[i];
-    const Motion v_parent = p > 0 ? ws.v[p] : Motion();
-    const Motion& a_parent = p > 0 ? ws.a[p] : a_base;
-    MotionT<double> acc{};  // Use::Aba: acc_i = acc_parent + S_i qdd_i (Eq. 4's S qdd, world coordinates)
+    b.composite[i].set(I, b.v[i]);
+    if constexpr (FI == ForceInput::World) b.Fe[i] = f_ext[i];
+    const motion_t<S> v_parent = p > 0 ? b.v[p] : motion_t<S>{};
+    const motion_t<S>& a_parent = p > 0 ? b.a[p] : a_base;
+    MotionT<S> acc{};  // Use::Aba: acc_i = acc_parent + S_i qdd_i (Eq. 4's S qdd, world coordinates)
     if constexpr (U == Use::Aba)
-      if (p > 0) acc = acc + ws.acc[p];
+      if (p > 0) acc = acc + b.acc[p];
     visit_joint(model, i, [&](const auto& joint, const auto&) PLUCKER_INLINE {
       for (int c = 0, k = v0; c < joint_dofs(joint); ++c, ++k) {
-        MotionT<double> s_body{};
-        add_column<double>(s_body, column(joint, c), 1.0);
-        const MotionT<double> s = apply_inverse(X, s_body);
+        MotionT<S> s_body{};
+        add_column<S>(s_body, column(joint, c), one);
+        const MotionT<S> s = apply_inverse(X, s_body);
         if constexpr (U == Use::Aba) acc.angular += s.angular * qdd[k], acc.linear += s.linear * qdd[k];
-        const detail::TangentStep step = detail::tangent_step(Motion(s), v_parent, a_parent, ws.v[i]);
-        put(ws.S.col(k).data(), s);
-        for (int r = 0; r < 3; ++r) ws.S_rows(r, k) = s.angular[r], ws.S_rows(3 + r, k) = s.linear[r];
-        double* psi_u = ws.psi_u.col(k).data();
+        const auto step = detail::tangent_step(s, v_parent, a_parent, b.v[i]);
+        put(out.S6 + 6 * k, s);
+        for (int r = 0; r < 3; ++r) out.S_rows(r, k) = s.angular[r], out.S_rows(3 + r, k) = s.linear[r];
+        S* psi_u = out.psi_u + 9 * k;
         put(psi_u, step.psi);
         for (int r = 0; r < 3; ++r) psi_u[6 + r] = step.u.angular[r];
-        double* zeta_s = ws.zeta_s.col(k).data();
+        S* zeta_s = out.zeta_s + 9 * k;
         put(zeta_s, step.zeta);
         for (int r = 0; r < 3; ++r) zeta_s[6 + r] = s.angular[r];
       }
     });
     if constexpr (U == Use::Aba) {  // a at qdd, and the force I acc it adds (Eq. 5)
-      store_into(ws.acc[i], acc);
+      store_into(b.acc[i], acc);
       a += acc;
-      store_into(ws.G[i], times(I, acc));
+      store_into(b.G[i], times(I, acc));
     }
-    store_into(ws.a[i], a);
+    store_into(b.a[i], a);
   }
   for (int i = n - 1; i > 0; --i) {  // composites over the subtrees
     const int p = model.parent(i);
-    if constexpr (U == Use::Aba) ws.F[i] += ws.G[i];  // G_i is complete: F_i at qdd
+    if constexpr (U == Use::Aba) b.F[i] += b.G[i];  // G_i is complete: F_i at qdd
     if (p == 0) continue;
-    ws.composite[p].add(ws.composite[i]);
-    if constexpr (FI == ForceInput::World) ws.Fe[p] += ws.Fe[i];
-    if constexpr (U == Use::Aba) ws.G[p] += ws.G[i];
+    b.composite[p].add(b.composite[i]);
+    if constexpr (FI == ForceInput::World) b.Fe[p] += b.Fe[i];
+    if constexpr (U == Use::Aba) b.G[p] += b.G[i];
   }
   for (int i = 1; i < n; ++i) {
-    const Composite& C = ws.composite[i];
-    Force F_moving = ws.F[i];  // the part of F_i that moves with the subtree
-    if constexpr (FI == ForceInput::World) F_moving += ws.Fe[i];
+    const Composite<S>& C = b.composite[i];
+    force_t<S> F_moving = b.F[i];  // the part of F_i that moves with the subtree
+    if constexpr (FI == ForceInput::World) F_moving += b.Fe[i];
     for (int k = model.idx_v(i); k < model.idx_v(i) + model.joint_nv(i); ++k) {
-      const MotionT<double> s = motion_at(ws.S.col(k).data());
-      const double* psi_u = ws.psi_u.col(k).data();
-      const double* zeta_s = ws.zeta_s.col(k).data();
-      const MotionT<double> psi = motion_at(psi_u), zeta = motion_at(zeta_s);
-      const auto u_w = make3<double>(psi_u[6], psi_u[7], psi_u[8]);  // B ignores u's linear part
-      const ForceT<double> P = C.inertia_times(s);
+      const MotionT<S> s = motion_at(out.S6 + 6 * k);
+      const S* psi_u = out.psi_u + 9 * k;
+      const S* zeta_s = out.zeta_s + 9 * k;
+      const MotionT<S> psi = motion_at(psi_u), zeta = motion_at(zeta_s);
+      const auto u_w = make3<S>(psi_u[6], psi_u[7], psi_u[8]);  // B ignores u's linear part
+      const ForceT<S> P = C.inertia_times(s);
       const auto Q = C.rate_transpose_times(s);
-      for (int r = 0; r < 3; ++r) ws.PQ(r, k) = P.angular[r], ws.PQ(3 + r, k) = P.linear[r], ws.PQ(6 + r, k) = Q[r];
+      for (int r = 0; r < 3; ++r) out.PQ(r, k) = P.angular[r], out.PQ(3 + r, k) = P.linear[r], out.PQ(6 + r, k) = Q[r];
       if constexpr (FI == ForceInput::World) {  // R s = Fe-bar^T s = -(s x* Fe)
-        const ForceT<double> R = crf(s, ws.Fe[i]);
-        for (int r = 0; r < 3; ++r) ws.R_rows(r, k) = -R.angular[r], ws.R_rows(3 + r, k) = -R.linear[r];
+        const ForceT<S> R = crf(s, b.Fe[i]);
+        for (int r = 0; r < 3; ++r) out.R_rows(r, k) = -R.angular[r], out.R_rows(3 + r, k) = -R.linear[r];
       }
-      put(ws.y_q.col(k).data(), crf(s, F_moving) - C.inertia_times(psi) - C.rate_times(u_w));  // (2)
-      put(ws.y_v.col(k).data(), C.inertia_times(zeta) + C.rate_times(s.angular));              // (4)
+      put(out.y_q + 6 * k, crf(s, F_moving) - C.inertia_times(psi) - C.rate_times(u_w));  // (2)
+      put(out.y_v + 6 * k, C.inertia_times(zeta) + C.rate_times(s.angular));              // (4)
     }
   }
+}
+
+/// The derivatives (1)-(4) (and M for Use::Rnea), after the RNEA (Use::Rnea) or the bias
+/// forces (Use::Aba, with qdd the accelerations to add) has left X_up, v, a and the joint
+/// forces F (body coordinates) in data. f_ext: the external forces as given (World), else unused.
+template <ForceInput FI, Use U>
+void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f_ext, const double* qdd) {
+  DerivativesWorkspace& ws = detail::workspace<DerivativesWorkspace>(model, data);
+  const int n = model.nbodies(), nv = model.nv();
+  data.X_base.resize(static_cast<std::size_t>(n));
+  data.X_base[0] = Transform();
+  const RecursionResults<double> in{data.X_up.data(), data.v.data(), data.a.data(), data.f.data()};
+  derivative_terms<FI, U>(model, in, data.X_base.data(), ws.body, ws.terms(), f_ext, qdd);
 
   MatX& dq = detail::sized(data.dtau_dq, nv, nv);
   MatX& dv = detail::sized(data.dtau_dv, nv, nv);
@@ -448,10 +532,6 @@ void inverse_dynamics_derivatives(const Model& model, Data& data, const Force* f
   }
 }
 
-/// External forces in world axes applied at the body origins: the world-fixed forces of the
-/// same value, [n + p_i x f; f] about the world origin, plus what moving their points does:
-/// d/dq_c (p_i x f) = pdot_c x f, so d tau / d q_c gains -J_i^T [pdot_c x f; 0], with pdot_c the
-/// velocity of body i's origin per unit velocity c (world coordinates).
 template <Use U>
 void derivatives_with_world_aligned_forces(const Model& model, Data& data, ExternalForces f_ext, const double* qdd) {
   DerivativesWorkspace& ws = detail::workspace<DerivativesWorkspace>(model, data);
@@ -494,14 +574,15 @@ void derivatives_after(const Model& model, Data& data, ExternalForces f_ext, Ref
 
 /// Rows [rb, rb + NB W) of out_q(:, c) = -Minv dq(:, c) and out_v(:, c) = -Minv dv(:, c), the
 /// sums over the rows of the spans only (the others are zero); the last pack has `lanes` rows.
+/// Minv: column r at Minv + ld r.
 template <int NB>
-PLUCKER_HOT inline void minus_minv_block(const MatX& Minv, const double* dq, const double* dv, const Span* spans,
-                                         int count, int rb, int lanes, double* out_q, double* out_v) {
-  const auto nv = static_cast<std::ptrdiff_t>(Minv.rows());
+PLUCKER_HOT inline void minus_minv_block(const double* Minv, std::ptrdiff_t ld, const double* dq, const double* dv,
+                                         const Span* spans, int count, int rb, int lanes, double* out_q,
+                                         double* out_v) {
   Pack acc_q[NB] = {}, acc_v[NB] = {};
   for (int s = 0; s < count; ++s)
     for (int r = spans[s][0]; r < spans[s][1]; ++r) {
-      const double* col = Minv.data() + nv * r + rb;  // Minv(:, r)
+      const double* col = Minv + ld * r + rb;  // Minv(:, r)
       for (int b = 0; b < NB; ++b) {
         const Pack m = b + 1 < NB ? simd::load(col + b * W) : ops::load_first(col + b * W, lanes);
         acc_q[b] += m * dq[r];
@@ -515,34 +596,48 @@ PLUCKER_HOT inline void minus_minv_block(const MatX& Minv, const double* dq, con
   }
 }
 
+/// A column-major matrix of one state: column c at p + ld c.
+template <class T>
+struct Columns {
+  T* p;
+  std::ptrdiff_t ld;
+  T* col(int c) const { return p + ld * c; }
+};
+
 /// d qdd / d x = -M^-1 d tau / d x for x = q and v, column by column: column c of d tau / d x is
 /// zero outside the support of its body (ancestors, itself, descendants), so only those
-/// columns of M^-1 enter its product (on a branched robot, a third of them or fewer).
-void minus_minv_times(const Model& model, const DerivativesWorkspace& ws, const MatX& Minv, const MatX& dq,
-                      const MatX& dv, MatX& out_q, MatX& out_v) {
+/// columns of M^-1 enter its product (on a branched robot, a third of them or fewer). With
+/// `in_place` (2 nv doubles) the results overwrite dq and dv: each column is copied there first.
+void minus_minv_times(const Model& model, const Supports& supports, Columns<const double> Minv,
+                      Columns<const double> dq, Columns<const double> dv, Columns<double> out_q, Columns<double> out_v,
+                      double* in_place = nullptr) {
   const int nv = model.nv();
   constexpr int kBlock = 4;  // packs of rows per pass over the support
   for (int k = 1; k < model.nbodies(); ++k) {
     int count = 0;
-    const Span* spans = ws.support_of(k, count);
+    const Span* spans = supports.support_of(k, count);
     for (int c = model.idx_v(k); c < model.idx_v(k) + model.joint_nv(k); ++c) {
-      const std::ptrdiff_t at = static_cast<std::ptrdiff_t>(nv) * c;
-      const double *q = dq.data() + at, *v = dv.data() + at;
-      double *oq = out_q.data() + at, *ov = out_v.data() + at;
+      const double *q = dq.col(c), *v = dv.col(c);
+      if (in_place) {
+        std::copy(q, q + nv, in_place);
+        std::copy(v, v + nv, in_place + nv);
+        q = in_place, v = in_place + nv;
+      }
+      double *oq = out_q.col(c), *ov = out_v.col(c);
       for (int rb = 0; rb < nv; rb += kBlock * W) {
         const int rows = std::min(kBlock * W, nv - rb), packs = (rows + W - 1) / W, lanes = rows - (packs - 1) * W;
         switch (packs) {
           case 1:
-            minus_minv_block<1>(Minv, q, v, spans, count, rb, lanes, oq, ov);
+            minus_minv_block<1>(Minv.p, Minv.ld, q, v, spans, count, rb, lanes, oq, ov);
             break;
           case 2:
-            minus_minv_block<2>(Minv, q, v, spans, count, rb, lanes, oq, ov);
+            minus_minv_block<2>(Minv.p, Minv.ld, q, v, spans, count, rb, lanes, oq, ov);
             break;
           case 3:
-            minus_minv_block<3>(Minv, q, v, spans, count, rb, lanes, oq, ov);
+            minus_minv_block<3>(Minv.p, Minv.ld, q, v, spans, count, rb, lanes, oq, ov);
             break;
           default:
-            minus_minv_block<kBlock>(Minv, q, v, spans, count, rb, lanes, oq, ov);
+            minus_minv_block<kBlock>(Minv.p, Minv.ld, q, v, spans, count, rb, lanes, oq, ov);
         }
       }
     }
@@ -593,10 +688,205 @@ void aba_derivatives(const Model& model, Data& data, const Eigen::Ref<const VecX
   detail::sized(data.qdd, nv).noalias() = Minv * data.tau;
   detail::check_finite_result(model, data, data.qdd, fn, "qdd");
   derivatives_after<Use::Aba>(model, data, f_ext, frame, data.qdd.data());  // at a = qdd
-  minus_minv_times(model, detail::workspace<DerivativesWorkspace>(model, data), Minv, data.dtau_dq, data.dtau_dv,
-                   detail::sized(data.dqdd_dq, nv, nv), detail::sized(data.dqdd_dv, nv, nv));
+  auto in = [nv](const MatX& X) { return Columns<const double>{X.data(), nv}; };
+  auto out = [nv](MatX& X) { return Columns<double>{X.data(), nv}; };
+  minus_minv_times(model, detail::workspace<DerivativesWorkspace>(model, data).supports, in(Minv), in(data.dtau_dq),
+                   in(data.dtau_dv), out(detail::sized(data.dqdd_dq, nv, nv)), out(detail::sized(data.dqdd_dv, nv, nv)));
   check_finite_matrix(data.dqdd_dq, fn, "d qdd / d q");
   check_finite_matrix(data.dqdd_dv, fn, "d qdd / d v");
 }
+
+
+// ---- W states at once, one per SIMD lane (rnea_derivatives_batch, aba_derivatives_batch) -----
+// derivative_terms on simd::Pack after the lane RNEA (rnea.hpp), then each entry of (1)-(4) is
+// one dot product of Packs, stored into the W states' matrices. For aba_derivatives, M^-1 and
+// qdd = M^-1 (tau - C) are computed state by state (minv_impl, as aba_derivatives), the bias
+// forces C and the derivatives' per-body passes in lanes, and -M^-1 d tau / d x state by state.
+namespace detail {
+
+struct DerivativeLanes {
+  explicit DerivativeLanes(const Model& model)
+      : supports(model),
+        body(model.nbodies()),
+        X_base(static_cast<std::size_t>(model.nbodies())),
+        S6(6 * static_cast<std::size_t>(model.nv())),
+        psi_u(9 * static_cast<std::size_t>(model.nv())),
+        zeta_s(9 * static_cast<std::size_t>(model.nv())),
+        PQ(9 * static_cast<std::size_t>(model.nv())),
+        y_q(6 * static_cast<std::size_t>(model.nv())),
+        y_v(6 * static_cast<std::size_t>(model.nv())),
+        qdd(static_cast<std::size_t>(model.nv())),
+        bias_free(model.nv()),
+        qdd_one(model.nv()),
+        in_place(2 * static_cast<std::size_t>(model.nv())) {}
+  /// The per-velocity vectors by columns; S6 serves as the table S_rows too (no world forces: no R).
+  VelocityTerms<Pack> terms() {
+    return {S6.data(),        psi_u.data(), zeta_s.data(), y_q.data(), y_v.data(), Table<Pack>{PQ.data(), 1, 9},
+            Table<Pack>{S6.data(), 1, 6}, Table<Pack>{nullptr, 0, 0}};
+  }
+
+  Supports supports;
+  BodyTerms<Pack> body;
+  std::vector<ops::XformT<Pack>> X_base;
+  std::vector<Pack> S6, psi_u, zeta_s, PQ, y_q, y_v;  ///< per velocity: 6, 9, 9, 9, 6, 6
+  std::vector<Pack> qdd;                              ///< aba: the W states' qdd
+  VecX bias_free, qdd_one;                            ///< aba: tau - C and qdd of one state
+  std::vector<double> in_place;                       ///< aba: minus_minv_times' column copies
+};
+
+void DerivativeLanesDeleter::operator()(DerivativeLanes* p) const { delete p; }
+
+namespace {
+
+template <int K>
+PLUCKER_HOT inline Pack dot_lanes(const Pack* a, const Pack* b) {
+  Pack s = a[0] * b[0];
+  for (int j = 1; j < K; ++j) s += a[j] * b[j];
+  return s;
+}
+
+/// The W states' d tau / d q and d tau / d v: column c of state l at q[l] + ld_q c, v[l] + ld_v c.
+struct LaneMatrices {
+  double* q[W];
+  double* v[W];
+  std::ptrdiff_t ld_q, ld_v;
+
+  LaneMatrices(Eigen::Ref<MatX>& dq, Eigen::Ref<MatX>& dv, Eigen::Index b0, int nv) : ld_q(dq.outerStride()), ld_v(dv.outerStride()) {
+    for (int l = 0; l < W; ++l) q[l] = dq.col((b0 + l) * nv).data(), v[l] = dv.col((b0 + l) * nv).data();
+  }
+  PLUCKER_HOT void set(int r, int c, const Pack& dq, const Pack& dv) const {
+    for (int l = 0; l < W; ++l) q[l][ld_q * c + r] = dq[l], v[l][ld_v * c + r] = dv[l];
+  }
+  void zero(int c, int r0, int r1) const {
+    for (int l = 0; l < W; ++l) {
+      std::fill(q[l] + ld_q * c + r0, q[l] + ld_q * c + r1, 0.0);
+      std::fill(v[l] + ld_v * c + r0, v[l] + ld_v * c + r1, 0.0);
+    }
+  }
+  /// Entry (r, c) with r in the subtree of c's joint: (1), (3).
+  PLUCKER_HOT void subtree_entry(const DerivativeLanes& d, int r, int c) const {
+    const Pack* PQ = d.PQ.data() + 9 * r;
+    set(r, c, -dot_lanes<9>(PQ, d.psi_u.data() + 9 * c), dot_lanes<9>(PQ, d.zeta_s.data() + 9 * c));
+  }
+  /// Entry (r, c) with r a strict ancestor of c's joint: (2), (4).
+  PLUCKER_HOT void ancestor_entry(const DerivativeLanes& d, int r, int c) const {
+    const Pack* S = d.S6.data() + 6 * r;
+    set(r, c, dot_lanes<6>(S, d.y_q.data() + 6 * c), dot_lanes<6>(S, d.y_v.data() + 6 * c));
+  }
+};
+
+/// Every entry of the W states' d tau / d q and d tau / d v: on depth-first models column by
+/// column (the ancestors' rows, zeros, the subtree's rows, zeros), else pair by pair.
+void fill_lanes(const Model& model, const DerivativeLanes& d, const LaneMatrices& out) {
+  const int n = model.nbodies(), nv = model.nv();
+  if (model.has_contiguous_subtrees()) {
+    for (int k = 1; k < n; ++k) {
+      const int c0 = model.idx_v(k), end = model.subtree_v_end(k);
+      int count = 0;
+      const Span* spans = d.supports.ancestors_of(k, count);
+      for (int c = c0; c < c0 + model.joint_nv(k); ++c) {
+        int done = 0;  // rows [0, done) written
+        for (int s = 0; s < count; ++s) {
+          out.zero(c, done, spans[s][0]);
+          for (int r = spans[s][0]; r < spans[s][1]; ++r) out.ancestor_entry(d, r, c);
+          done = spans[s][1];
+        }
+        out.zero(c, done, c0);
+        for (int r = c0; r < end; ++r) out.subtree_entry(d, r, c);
+        out.zero(c, end, nv);
+      }
+    }
+    return;
+  }
+  for (int c = 0; c < nv; ++c) out.zero(c, 0, nv);  // the pairs of bodies on different branches
+  for (int i = 1; i < n; ++i)
+    for (int k = i; k > 0; k = model.parent(k))  // k = i and its ancestors
+      for (int c = model.idx_v(k); c < model.idx_v(k) + model.joint_nv(k); ++c)
+        for (int r = model.idx_v(i); r < model.idx_v(i) + model.joint_nv(i); ++r) {
+          out.subtree_entry(d, r, c);              // rows of i, columns of k
+          if (k != i) out.ancestor_entry(d, c, r);  // rows of k, columns of i
+        }
+}
+
+DerivativeLanes& derivative_lanes(const Model& model, LaneScratch& s) {
+  if (!s.derivatives) s.derivatives.reset(new DerivativeLanes(model));
+  return *s.derivatives;
+}
+
+/// The lane RNEA's results, as derivative_terms reads them.
+RecursionResults<Pack> lane_results(const LaneScratch& s) { return {s.X_up.data(), s.v.data(), s.a.data(), s.f.data()}; }
+
+/// True when the nv x nv block of state b is finite (the sum is, unless an entry is not: the
+/// check of the single-state functions).
+bool block_finite(const Eigen::Ref<MatX>& X, Eigen::Index b, int nv) {
+  const auto block = X.middleCols(b * nv, nv);
+  return std::isfinite(block.sum()) || block.allFinite();
+}
+
+}  // namespace
+
+bool rnea_derivatives_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q,
+                            const Eigen::Ref<const MatX>& V, const Eigen::Ref<const MatX>& A, Eigen::Index b0,
+                            Eigen::Ref<MatX>& dTau_dq, Eigen::Ref<MatX>& dTau_dv) {
+  DerivativeLanes& d = derivative_lanes(model, s);
+  const int nv = model.nv();
+  load_configurations(model, s, Q, b0);
+  gather(V, b0, s.qd.data());
+  gather(A, b0, s.x.data());
+  const RneaState<Pack> st{s.X_up.data(), s.v.data(), s.a.data(), s.f.data(), s.sin_q.data(), s.cos_q.data()};
+  rnea_passes<true, true>(model, st, s.q.data(), s.qd.data(), s.x.data(), s.out.data(),
+                          [](int, int, ops::ForceT<Pack>&) {});
+  derivative_terms<ForceInput::None, Use::Rnea>(model, lane_results(s), d.X_base.data(), d.body, d.terms(),
+                                                nullptr, static_cast<const Pack*>(nullptr));
+  fill_lanes(model, d, LaneMatrices(dTau_dq, dTau_dv, b0, nv));
+  // A state whose results overflow is evaluated again alone, which names what is not finite.
+  for (int k = 0; k < nv; ++k)
+    if (!simd::all_finite(s.out[k])) return false;
+  for (int l = 0; l < W; ++l)
+    if (!block_finite(dTau_dq, b0 + l, nv) || !block_finite(dTau_dv, b0 + l, nv)) return false;
+  return true;
+}
+
+bool aba_derivatives_lanes(const Model& model, LaneScratch& s, Data& data, const Eigen::Ref<const MatX>& Q,
+                           const Eigen::Ref<const MatX>& V, const Eigen::Ref<const MatX>& Tau, Eigen::Index b0,
+                           Eigen::Ref<MatX>& dQdd_dq, Eigen::Ref<MatX>& dQdd_dv, Eigen::Ref<MatX>& dQdd_dtau) {
+  DerivativeLanes& d = derivative_lanes(model, s);
+  const int nv = model.nv();
+  load_configurations(model, s, Q, b0);
+  gather(V, b0, s.qd.data());
+  const RneaState<Pack> st{s.X_up.data(), s.v.data(), s.a.data(), s.f.data(), s.sin_q.data(), s.cos_q.data()};
+  rnea_passes<true, false>(model, st, s.q.data(), s.qd.data(), static_cast<const Pack*>(nullptr), s.out.data(),
+                           [](int, int, ops::ForceT<Pack>&) {});  // C, the bias forces
+  // M^-1 and qdd = M^-1 (tau - C), state by state. A singular M or a result that overflows
+  // sends the group to the single-state function, which names the joint or what is not finite.
+  for (int l = 0; l < W; ++l) {
+    const Eigen::Index b = b0 + l;
+    try {
+      compute_poses(model, data, Q.col(b).data());
+      const MatX& Minv = minv_impl(model, data);
+      dQdd_dtau.middleCols(b * nv, nv) = Minv;
+      for (int k = 0; k < nv; ++k) d.bias_free[k] = Tau(k, b) - s.out[k][l];
+      d.qdd_one.noalias() = Minv * d.bias_free;
+    } catch (const Error&) {
+      return false;
+    }
+    if (!d.qdd_one.allFinite()) return false;
+    for (int k = 0; k < nv; ++k) d.qdd[k][l] = d.qdd_one[k];
+  }
+  derivative_terms<ForceInput::None, Use::Aba>(model, lane_results(s), d.X_base.data(), d.body, d.terms(), nullptr,
+                                               d.qdd.data());
+  fill_lanes(model, d, LaneMatrices(dQdd_dq, dQdd_dv, b0, nv));  // d tau / d x at a = qdd
+  for (int l = 0; l < W; ++l) {  // d qdd / d x = -M^-1 d tau / d x, in place
+    const Eigen::Index b = b0 + l;
+    const Columns<double> q{dQdd_dq.col(b * nv).data(), dQdd_dq.outerStride()};
+    const Columns<double> v{dQdd_dv.col(b * nv).data(), dQdd_dv.outerStride()};
+    const Columns<const double> Minv{dQdd_dtau.col(b * nv).data(), dQdd_dtau.outerStride()};
+    minus_minv_times(model, d.supports, Minv, {q.p, q.ld}, {v.p, v.ld}, q, v, d.in_place.data());
+    if (!block_finite(dQdd_dq, b, nv) || !block_finite(dQdd_dv, b, nv)) return false;
+  }
+  return true;
+}
+
+}  // namespace detail
 
 }  // namespace plucker

@@ -137,6 +137,10 @@ PLUCKER_HOT inline MotionT<S> operator+(const MotionT<S>& a, const Mo& b) requir
   return {a.angular + load<S>(b.angular), a.linear + load<S>(b.linear)};
 }
 template <class S, class Mo>
+PLUCKER_HOT inline MotionT<S> operator-(const MotionT<S>& a, const Mo& b) requires is_motion<Mo> {
+  return {a.angular - load<S>(b.angular), a.linear - load<S>(b.linear)};
+}
+template <class S, class Mo>
 PLUCKER_HOT inline MotionT<S>& operator+=(MotionT<S>& a, const Mo& b) requires is_motion<Mo> {
   a.angular += load<S>(b.angular), a.linear += load<S>(b.linear);
   return a;
