@@ -93,15 +93,21 @@ void attach_mujoco(MujocoYardstick& y, Bundle& b, [[maybe_unused]] const Spec& s
 /// (Triangle::Upper), the work of Pinocchio's reference figure.
 struct BatchOutputs {
   MatX out, M, Mp;  // rnea/aba results; crba_batch's M; crba_batch_packed's nonzeros
+  MatX d1, d2, d3;  // the derivatives' nv x (nv B) results
 };
 
 std::vector<BatchMode> batch_modes(const std::string& a, Bundle& b, plucker::BatchWorkspace& ws1,
-                                   plucker::BatchWorkspace& ws2, BatchOutputs& o, MujocoYardstick& y, Task task) {
+                                   plucker::BatchWorkspace& ws2, BatchOutputs& o, MujocoYardstick& y,
+                                   const Task* task) {
   std::vector<BatchMode> modes;
   modes.push_back({"single", 1, [&] {
                      for (int i = 0; i < b.n; ++i) {
                        if (a == "rnea")
                          plucker::rnea(b.model, *b.data, b.q(i), b.v(i), b.a(i));
+                       else if (a == "rnea_derivatives")
+                         plucker::rnea_derivatives(b.model, *b.data, b.q(i), b.v(i), b.a(i));
+                       else if (a == "aba_derivatives")
+                         plucker::aba_derivatives(b.model, *b.data, b.q(i), b.v(i), b.tau(i));
                        else if (a == "crba")
                          plucker::crba(b.model, *b.data, b.q(i), plucker::Triangle::Upper);
                        else
@@ -112,6 +118,10 @@ std::vector<BatchMode> batch_modes(const std::string& a, Bundle& b, plucker::Bat
     modes.push_back({"batch/" + std::to_string(ws->threads()), ws->threads(), [&, ws] {
                        if (a == "rnea")
                          plucker::rnea_batch(b.model, *ws, b.Q, b.V, b.A, o.out);
+                       else if (a == "rnea_derivatives")
+                         plucker::rnea_derivatives_batch(b.model, *ws, b.Q, b.V, b.A, o.d1, o.d2);
+                       else if (a == "aba_derivatives")
+                         plucker::aba_derivatives_batch(b.model, *ws, b.Q, b.V, b.TAU, o.d1, o.d2, o.d3);
                        else if (a == "crba")
                          plucker::crba_batch(b.model, *ws, b.Q, o.M, plucker::Triangle::Upper);
                        else
@@ -122,8 +132,8 @@ std::vector<BatchMode> batch_modes(const std::string& a, Bundle& b, plucker::Bat
     for (plucker::BatchWorkspace* ws : {&ws1, &ws2})
       modes.push_back({"packed/" + std::to_string(ws->threads()), ws->threads(),
                        [&, ws] { plucker::crba_batch_packed(b.model, *ws, b.Q, o.Mp); }});
-  if (y.peer && y.tasks.count(task))
-    modes.push_back({"mujoco", 1, [&, task] {
+  if (y.peer && task && y.tasks.count(*task))  // task: none for the derivatives
+    modes.push_back({"mujoco", 1, [&, task = *task] {
                        clean_simd_state();
                        for (int i = 0; i < b.n; ++i) y.peer->run(task, i);
                      }});
@@ -134,7 +144,7 @@ std::vector<BatchMode> batch_modes(const std::string& a, Bundle& b, plucker::Bat
 /// the MuJoCo yardstick (NaN without MuJoCo).
 void record(JsonArray& js, const std::string& model, const std::string& alg, const BatchMode& mode,
             const BatchTiming& t, double pinocchio_ns, double pin_mj_ns) {
-  const double per_core = 1e9 / t.cpu_ns, pin_rate = 1e9 / pinocchio_ns;
+  const double per_core = 1e9 / t.cpu_ns, pin_rate = 1e9 / pinocchio_ns;  // NaN: no Pinocchio figure
   const double x_mj = pin_mj_ns / t.cpu_ns;
   std::printf("%-14s %-5s %-9s %10.1f %10.1f %14.0f %12.0f %12.2f %12.2f\n", model.c_str(), alg.c_str(),
               mode.name.c_str(), t.wall_ns, t.cpu_ns, per_core, pin_rate, per_core / pin_rate, x_mj);
@@ -142,10 +152,11 @@ void record(JsonArray& js, const std::string& model, const std::string& alg, con
   std::snprintf(buf, sizeof buf,
                 "  {\"model\": \"%s\", \"algorithm\": \"%s\", \"mode\": \"%s\", \"threads\": %d, "
                 "\"wall_ns_per_state\": %.2f, \"cpu_ns_per_state\": %.2f, \"states_per_s\": %.0f, "
-                "\"states_per_s_per_core\": %.0f, \"pinocchio_states_per_s\": %.0f, "
+                "\"states_per_s_per_core\": %.0f, \"pinocchio_states_per_s\": %s, "
                 "\"x_pinocchio_mujoco_scaled\": %s}",
                 model.c_str(), alg.c_str(), mode.name.c_str(), mode.threads, t.wall_ns, t.cpu_ns, 1e9 / t.wall_ns,
-                per_core, pin_rate, std::isfinite(x_mj) ? std::to_string(x_mj).c_str() : "null");
+                per_core, std::isfinite(pin_rate) ? std::to_string(std::lround(pin_rate)).c_str() : "null",
+                std::isfinite(x_mj) ? std::to_string(x_mj).c_str() : "null");
   js.add(buf);
 }
 
@@ -170,20 +181,24 @@ void run_model(const Options& opt, const Spec& spec, const TempDir& tmp, JsonArr
   b.model = load_model(spec);
   make_pool(b, kPoolSize);
   const int nv = b.model.nv();
-  BatchOutputs o{MatX(nv, b.n), MatX(nv, nv * b.n), MatX()};
+  BatchOutputs o{MatX(nv, b.n), MatX(nv, nv * b.n), MatX(), MatX(nv, nv * b.n), MatX(nv, nv * b.n), MatX(nv, nv * b.n)};
   const Ref3 pin = kPinocchioNs.at(b.name);
   MujocoYardstick mujoco;
   attach_mujoco(mujoco, b, spec, tmp, notes);
   // Made unpinned, so that the two-thread workspaces' workers may run on either CPU.
   plucker::BatchWorkspace ws1(b.model, 1), ws2(b.model, 2);
   o.Mp.resize(ws1.jsim_pattern().nnz(), b.n);
-  for (const std::string a : {"rnea", "crba", "aba"}) {
+  for (const std::string a : {"rnea", "crba", "aba", "rnea_derivatives", "aba_derivatives"}) {
+    // The derivatives have no MuJoCo yardstick here (--derivatives times mjd_transitionFD), and
+    // Pinocchio's figures are its clang build's (issue #23) where it gives them.
+    const bool derivatives = a == "rnea_derivatives" || a == "aba_derivatives";
     const Task task = a == "rnea" ? Task::InverseDynamics : a == "crba" ? Task::MassMatrix : Task::ForwardDynamics;
-    const std::vector<BatchMode> modes = batch_modes(a, b, ws1, ws2, o, mujoco, task);
+    const std::vector<BatchMode> modes = batch_modes(a, b, ws1, ws2, o, mujoco, derivatives ? nullptr : &task);
     const std::vector<BatchTiming> t = time_interleaved(opt, b.n, modes);
     double pin_mj_ns = std::nan("");
     if (modes.back().name == "mujoco") pin_mj_ns = t.back().cpu_ns / ref_of(kMujocoOverPinocchio.at(b.name), a);
-    for (std::size_t k = 0; k < modes.size(); ++k) record(js, b.name, a, modes[k], t[k], ref_of(pin, a), pin_mj_ns);
+    const double pin_ns = derivatives ? pinocchio_clang_derivative_ns(b.name, a) : ref_of(pin, a);
+    for (std::size_t k = 0; k < modes.size(); ++k) record(js, b.name, a, modes[k], t[k], pin_ns, pin_mj_ns);
   }
 }
 

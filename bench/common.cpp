@@ -540,6 +540,19 @@ const std::map<std::string, Ref3> kMujocoOverPinocchio = {
     {"solo12_ff", {1.56, 2.49, 1.04}}, {"talos_full_ff", {1.62, 2.07, 1.18}}, {"chain32", {1.56, 1.59, 1.40}}};
 const std::vector<std::string> kHeadline = {"ur5", "iiwa14", "panda", "solo12_ff", "talos_full_ff", "chain32"};
 
+double pinocchio_clang_derivative_ns(const std::string& model, const std::string& algorithm) {
+  static const std::map<std::string, std::pair<double, double>> ns = {{"ur5", {2001, 3256}},
+                                                                      {"panda", {2974, 4745}},
+                                                                      {"chain32", {15217, 26662}},
+                                                                      {"solo12_ff", {5418, 10191}},
+                                                                      {"talos_full_ff", {18895, 47146}}};
+  const auto it = ns.find(model);
+  if (it == ns.end()) return std::nan("");
+  return algorithm == "rnea_derivatives"  ? it->second.first
+         : algorithm == "aba_derivatives" ? it->second.second
+                                          : std::nan("");
+}
+
 double ref_of(const Ref3& r, const std::string& algorithm) {
   return algorithm == "rnea" ? r.id : algorithm == "crba" ? r.m : algorithm == "aba" ? r.fd : std::nan("");
 }

@@ -260,6 +260,9 @@ extern const std::map<std::string, Ref3> kMujocoOverPinocchio;
 constexpr double kTargetFactor = 1.25;
 extern const std::vector<std::string> kHeadline;
 double ref_of(const Ref3& r, const std::string& algorithm);
+/// Pinocchio 3.7's clang build, computeRNEADerivatives / computeABADerivatives (issue #23), ns
+/// for "rnea_derivatives" / "aba_derivatives"; NaN for a model the issue does not give.
+double pinocchio_clang_derivative_ns(const std::string& model, const std::string& algorithm);
 
 // ---------------------------------------------------------------------------
 // Google Benchmark: registration and the collecting reporter

@@ -402,7 +402,7 @@ def main():
         w("")
     batch = read_json(os.path.join(args.dir, "batch.json"), [])
     if batch:
-        w("## Batched evaluation (`rnea_batch`, `crba_batch`, `crba_batch_packed`, `aba_batch`)")
+        w("## Batched evaluation (`rnea_batch`, `crba_batch`, `crba_batch_packed`, `aba_batch`, the derivatives)")
         w("")
         w(f"`plucker_bench --batch`: the pool of {meta.get('pool_size', 1000)} states evaluated by one batched "
           "call (workspace made once), repeated; `single` is the single-state function in a loop over the "
@@ -417,7 +417,9 @@ def main():
           "same pool in the same rounds (the table's task): the MuJoCo-scaled columns put Pinocchio's time in "
           "these rounds at MuJoCo's / the issue's MuJoCo/Pinocchio ratio, the issue's stable yardstick, since "
           "absolute times on this VM swing by up to 1.5x over minutes. On this 2-vCPU machine, whose two vCPUs "
-          "share one physical core, the 2-thread wall time shows how much the second vCPU added.")
+          "share one physical core, the 2-thread wall time shows how much the second vCPU added. "
+          "`rnea_derivatives` and `aba_derivatives` are the `_batch` forms against Pinocchio's clang "
+          "computeRNEADerivatives / computeABADerivatives (issue #23; none for iiwa14), without a MuJoCo yardstick.")
         w("")
         w("| model | algorithm | mode | wall ns/state | CPU ns/state | states/s (wall) | states/s per core | "
           "Pinocchio states/s | per core / Pinocchio | 2x target | per core / Pinocchio, MuJoCo-scaled | "
@@ -432,11 +434,13 @@ def main():
             return "**PASS**" if x >= 2.0 else "MISS"
 
         for r in batch:
-            x = r["states_per_s_per_core"] / r["pinocchio_states_per_s"]
+            pin_rate = r["pinocchio_states_per_s"]  # None: no Pinocchio figure (derivatives on iiwa14)
+            x = r["states_per_s_per_core"] / pin_rate if pin_rate else None
             x_mj = r.get("x_pinocchio_mujoco_scaled")
             w(f"| {r['model']} | {r['algorithm']} | {r['mode']} | {r['wall_ns_per_state']:,.1f} | "
               f"{r['cpu_ns_per_state']:,.1f} | {r['states_per_s']:,.0f} | {r['states_per_s_per_core']:,.0f} | "
-              f"{r['pinocchio_states_per_s']:,.0f} | {x:.2f} | {verdict(r, x)} | "
+              f"{'–' if pin_rate is None else f'{pin_rate:,.0f}'} | {'–' if x is None else f'{x:.2f}'} | "
+              f"{verdict(r, x)} | "
               f"{'–' if x_mj is None else f'{x_mj:.2f}'} | {verdict(r, x_mj)} |")
         w("")
     derivatives_section(w, read_json(os.path.join(args.dir, "derivatives_peer.json"), None))

@@ -422,8 +422,8 @@ ops::motion_t<S> base_acceleration(const Model& model) {
 /// RNEA (Use::Rnea) or the bias forces (Use::Aba, with qdd the accelerations to add) left in
 /// `in`. f_ext: the external forces as given (World), else unused.
 template <ForceInput FI, Use U, class S>
-void derivative_terms(const Model& model, const RecursionResults<S>& in, ops::transform_t<S>* X_base,
-                      BodyTerms<S>& b, const VelocityTerms<S>& out, const Force* f_ext, const S* qdd) {
+void derivative_terms(const Model& model, const RecursionResults<S>& in, ops::transform_t<S>* X_base, BodyTerms<S>& b,
+                      const VelocityTerms<S>& out, const Force* f_ext, const S* qdd) {
   using namespace ops;
   const int n = model.nbodies();
   const S one = widen<S>(1.0);
@@ -691,11 +691,11 @@ void aba_derivatives(const Model& model, Data& data, const Eigen::Ref<const VecX
   auto in = [nv](const MatX& X) { return Columns<const double>{X.data(), nv}; };
   auto out = [nv](MatX& X) { return Columns<double>{X.data(), nv}; };
   minus_minv_times(model, detail::workspace<DerivativesWorkspace>(model, data).supports, in(Minv), in(data.dtau_dq),
-                   in(data.dtau_dv), out(detail::sized(data.dqdd_dq, nv, nv)), out(detail::sized(data.dqdd_dv, nv, nv)));
+                   in(data.dtau_dv), out(detail::sized(data.dqdd_dq, nv, nv)),
+                   out(detail::sized(data.dqdd_dv, nv, nv)));
   check_finite_matrix(data.dqdd_dq, fn, "d qdd / d q");
   check_finite_matrix(data.dqdd_dv, fn, "d qdd / d v");
 }
-
 
 // ---- W states at once, one per SIMD lane (rnea_derivatives_batch, aba_derivatives_batch) -----
 // derivative_terms on simd::Pack after the lane RNEA (rnea.hpp), then each entry of (1)-(4) is
@@ -703,6 +703,9 @@ void aba_derivatives(const Model& model, Data& data, const Eigen::Ref<const VecX
 // qdd = M^-1 (tau - C) are computed state by state (minv_impl, as aba_derivatives), the bias
 // forces C and the derivatives' per-body passes in lanes, and -M^-1 d tau / d x state by state.
 namespace detail {
+
+/// Which entries a row holds in the column of a joint: zero, (2) and (4), or (1) and (3).
+enum class RowKind : unsigned char { Zero, Ancestor, Subtree };
 
 struct DerivativeLanes {
   explicit DerivativeLanes(const Model& model)
@@ -718,11 +721,18 @@ struct DerivativeLanes {
         qdd(static_cast<std::size_t>(model.nv())),
         bias_free(model.nv()),
         qdd_one(model.nv()),
-        in_place(2 * static_cast<std::size_t>(model.nv())) {}
+        in_place(2 * static_cast<std::size_t>(model.nv())),
+        row_kind(static_cast<std::size_t>(model.nv())) {}
   /// The per-velocity vectors by columns; S6 serves as the table S_rows too (no world forces: no R).
   VelocityTerms<Pack> terms() {
-    return {S6.data(),        psi_u.data(), zeta_s.data(), y_q.data(), y_v.data(), Table<Pack>{PQ.data(), 1, 9},
-            Table<Pack>{S6.data(), 1, 6}, Table<Pack>{nullptr, 0, 0}};
+    return {S6.data(),
+            psi_u.data(),
+            zeta_s.data(),
+            y_q.data(),
+            y_v.data(),
+            Table<Pack>{PQ.data(), 1, 9},
+            Table<Pack>{S6.data(), 1, 6},
+            Table<Pack>{nullptr, 0, 0}};
   }
 
   Supports supports;
@@ -732,6 +742,7 @@ struct DerivativeLanes {
   std::vector<Pack> qdd;                              ///< aba: the W states' qdd
   VecX bias_free, qdd_one;                            ///< aba: tau - C and qdd of one state
   std::vector<double> in_place;                       ///< aba: minus_minv_times' column copies
+  std::vector<RowKind> row_kind;                      ///< fill_lanes: per row, for one joint's columns
 };
 
 void DerivativeLanesDeleter::operator()(DerivativeLanes* p) const { delete p; }
@@ -751,61 +762,86 @@ struct LaneMatrices {
   double* v[W];
   std::ptrdiff_t ld_q, ld_v;
 
-  LaneMatrices(Eigen::Ref<MatX>& dq, Eigen::Ref<MatX>& dv, Eigen::Index b0, int nv) : ld_q(dq.outerStride()), ld_v(dv.outerStride()) {
+  LaneMatrices(Eigen::Ref<MatX>& dq, Eigen::Ref<MatX>& dv, Eigen::Index b0, int nv)
+      : ld_q(dq.outerStride()), ld_v(dv.outerStride()) {
     for (int l = 0; l < W; ++l) q[l] = dq.col((b0 + l) * nv).data(), v[l] = dv.col((b0 + l) * nv).data();
-  }
-  PLUCKER_HOT void set(int r, int c, const Pack& dq, const Pack& dv) const {
-    for (int l = 0; l < W; ++l) q[l][ld_q * c + r] = dq[l], v[l][ld_v * c + r] = dv[l];
-  }
-  void zero(int c, int r0, int r1) const {
-    for (int l = 0; l < W; ++l) {
-      std::fill(q[l] + ld_q * c + r0, q[l] + ld_q * c + r1, 0.0);
-      std::fill(v[l] + ld_v * c + r0, v[l] + ld_v * c + r1, 0.0);
-    }
-  }
-  /// Entry (r, c) with r in the subtree of c's joint: (1), (3).
-  PLUCKER_HOT void subtree_entry(const DerivativeLanes& d, int r, int c) const {
-    const Pack* PQ = d.PQ.data() + 9 * r;
-    set(r, c, -dot_lanes<9>(PQ, d.psi_u.data() + 9 * c), dot_lanes<9>(PQ, d.zeta_s.data() + 9 * c));
-  }
-  /// Entry (r, c) with r a strict ancestor of c's joint: (2), (4).
-  PLUCKER_HOT void ancestor_entry(const DerivativeLanes& d, int r, int c) const {
-    const Pack* S = d.S6.data() + 6 * r;
-    set(r, c, dot_lanes<6>(S, d.y_q.data() + 6 * c), dot_lanes<6>(S, d.y_v.data() + 6 * c));
   }
 };
 
-/// Every entry of the W states' d tau / d q and d tau / d v: on depth-first models column by
-/// column (the ancestors' rows, zeros, the subtree's rows, zeros), else pair by pair.
-void fill_lanes(const Model& model, const DerivativeLanes& d, const LaneMatrices& out) {
+/// x[j][l] <-> x[l][j]: W rows of W lanes (the W states' entries of W rows of a column) become
+/// W rows of each state. In registers for W = 8 (three rounds of two-vector shuffles), through
+/// memory otherwise.
+PLUCKER_HOT inline void transpose(Pack (&x)[W]) {
+#if defined(__AVX512F__)
+  static_assert(W == 8);
+  Pack t[8], u[8];
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = __builtin_shufflevector(x[k], x[k + 1], 0, 8, 2, 10, 4, 12, 6, 14);
+    t[k + 1] = __builtin_shufflevector(x[k], x[k + 1], 1, 9, 3, 11, 5, 13, 7, 15);
+  }
+  for (int k = 0; k < 8; k += 4)
+    for (int h = 0; h < 2; ++h) {
+      u[k + h] = __builtin_shufflevector(t[k + h], t[k + h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+      u[k + h + 2] = __builtin_shufflevector(t[k + h], t[k + h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    }
+  for (int h = 0; h < 4; ++h) {
+    x[h] = __builtin_shufflevector(u[h], u[h + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    x[h + 4] = __builtin_shufflevector(u[h], u[h + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+  }
+#else
+  Pack y[W];
+  for (int j = 0; j < W; ++j)
+    for (int l = 0; l < W; ++l) y[l][j] = x[j][l];
+  for (int l = 0; l < W; ++l) x[l] = y[l];
+#endif
+}
+
+/// Every entry of the W states' d tau / d q and d tau / d v. Column c of body k's joint: on the
+/// rows of k's strict ancestors (2), (4), on those of k's subtree (1), (3), zero elsewhere. Each
+/// entry is a Pack over the states; W rows of a column, transposed, are one vector store per
+/// state. False when some entry is not finite.
+bool fill_lanes(const Model& model, DerivativeLanes& d, const LaneMatrices& out) {
   const int n = model.nbodies(), nv = model.nv();
-  if (model.has_contiguous_subtrees()) {
-    for (int k = 1; k < n; ++k) {
-      const int c0 = model.idx_v(k), end = model.subtree_v_end(k);
-      int count = 0;
-      const Span* spans = d.supports.ancestors_of(k, count);
-      for (int c = c0; c < c0 + model.joint_nv(k); ++c) {
-        int done = 0;  // rows [0, done) written
-        for (int s = 0; s < count; ++s) {
-          out.zero(c, done, spans[s][0]);
-          for (int r = spans[s][0]; r < spans[s][1]; ++r) out.ancestor_entry(d, r, c);
-          done = spans[s][1];
+  Pack bad{};  // x * 0 summed: NaN in a lane where some entry is not finite
+  for (int k = 1; k < n; ++k) {
+    if (model.joint_nv(k) == 0) continue;
+    std::fill(d.row_kind.begin(), d.row_kind.end(), RowKind::Zero);
+    int count = 0;
+    const Span* spans = d.supports.support_of(k, count);  // k's ancestors, k and its subtree
+    for (int s = 0; s < count; ++s) std::fill(&d.row_kind[spans[s][0]], &d.row_kind[spans[s][1]], RowKind::Subtree);
+    spans = d.supports.ancestors_of(k, count);
+    for (int s = 0; s < count; ++s) std::fill(&d.row_kind[spans[s][0]], &d.row_kind[spans[s][1]], RowKind::Ancestor);
+    for (int c = model.idx_v(k); c < model.idx_v(k) + model.joint_nv(k); ++c) {
+      const Pack* psi_u = d.psi_u.data() + 9 * c;
+      const Pack* zeta_s = d.zeta_s.data() + 9 * c;
+      const Pack* y_q = d.y_q.data() + 6 * c;
+      const Pack* y_v = d.y_v.data() + 6 * c;
+      for (int r0 = 0; r0 < nv; r0 += W) {
+        const int rows = std::min(W, nv - r0);
+        Pack eq[W] = {}, ev[W] = {};
+        for (int j = 0; j < rows; ++j) {
+          const int r = r0 + j;
+          if (d.row_kind[r] == RowKind::Subtree) {  // (1), (3)
+            const Pack* PQ = d.PQ.data() + 9 * r;
+            eq[j] = -dot_lanes<9>(PQ, psi_u);
+            ev[j] = dot_lanes<9>(PQ, zeta_s);
+          } else if (d.row_kind[r] == RowKind::Ancestor) {  // (2), (4)
+            const Pack* S = d.S6.data() + 6 * r;
+            eq[j] = dot_lanes<6>(S, y_q);
+            ev[j] = dot_lanes<6>(S, y_v);
+          }
+          bad += eq[j] * 0.0 + ev[j] * 0.0;
         }
-        out.zero(c, done, c0);
-        for (int r = c0; r < end; ++r) out.subtree_entry(d, r, c);
-        out.zero(c, end, nv);
+        transpose(eq);
+        transpose(ev);
+        for (int l = 0; l < W; ++l) {
+          ops::store_first(eq[l], out.q[l] + out.ld_q * c + r0, rows);
+          ops::store_first(ev[l], out.v[l] + out.ld_v * c + r0, rows);
+        }
       }
     }
-    return;
   }
-  for (int c = 0; c < nv; ++c) out.zero(c, 0, nv);  // the pairs of bodies on different branches
-  for (int i = 1; i < n; ++i)
-    for (int k = i; k > 0; k = model.parent(k))  // k = i and its ancestors
-      for (int c = model.idx_v(k); c < model.idx_v(k) + model.joint_nv(k); ++c)
-        for (int r = model.idx_v(i); r < model.idx_v(i) + model.joint_nv(i); ++r) {
-          out.subtree_entry(d, r, c);              // rows of i, columns of k
-          if (k != i) out.ancestor_entry(d, c, r);  // rows of k, columns of i
-        }
+  return simd::all_finite(bad);
 }
 
 DerivativeLanes& derivative_lanes(const Model& model, LaneScratch& s) {
@@ -814,7 +850,9 @@ DerivativeLanes& derivative_lanes(const Model& model, LaneScratch& s) {
 }
 
 /// The lane RNEA's results, as derivative_terms reads them.
-RecursionResults<Pack> lane_results(const LaneScratch& s) { return {s.X_up.data(), s.v.data(), s.a.data(), s.f.data()}; }
+RecursionResults<Pack> lane_results(const LaneScratch& s) {
+  return {s.X_up.data(), s.v.data(), s.a.data(), s.f.data()};
+}
 
 /// True when the nv x nv block of state b is finite (the sum is, unless an entry is not: the
 /// check of the single-state functions).
@@ -836,15 +874,12 @@ bool rnea_derivatives_lanes(const Model& model, LaneScratch& s, const Eigen::Ref
   const RneaState<Pack> st{s.X_up.data(), s.v.data(), s.a.data(), s.f.data(), s.sin_q.data(), s.cos_q.data()};
   rnea_passes<true, true>(model, st, s.q.data(), s.qd.data(), s.x.data(), s.out.data(),
                           [](int, int, ops::ForceT<Pack>&) {});
-  derivative_terms<ForceInput::None, Use::Rnea>(model, lane_results(s), d.X_base.data(), d.body, d.terms(),
-                                                nullptr, static_cast<const Pack*>(nullptr));
-  fill_lanes(model, d, LaneMatrices(dTau_dq, dTau_dv, b0, nv));
+  derivative_terms<ForceInput::None, Use::Rnea>(model, lane_results(s), d.X_base.data(), d.body, d.terms(), nullptr,
+                                                static_cast<const Pack*>(nullptr));
   // A state whose results overflow is evaluated again alone, which names what is not finite.
   for (int k = 0; k < nv; ++k)
     if (!simd::all_finite(s.out[k])) return false;
-  for (int l = 0; l < W; ++l)
-    if (!block_finite(dTau_dq, b0 + l, nv) || !block_finite(dTau_dv, b0 + l, nv)) return false;
-  return true;
+  return fill_lanes(model, d, LaneMatrices(dTau_dq, dTau_dv, b0, nv));
 }
 
 bool aba_derivatives_lanes(const Model& model, LaneScratch& s, Data& data, const Eigen::Ref<const MatX>& Q,
@@ -875,7 +910,7 @@ bool aba_derivatives_lanes(const Model& model, LaneScratch& s, Data& data, const
   }
   derivative_terms<ForceInput::None, Use::Aba>(model, lane_results(s), d.X_base.data(), d.body, d.terms(), nullptr,
                                                d.qdd.data());
-  fill_lanes(model, d, LaneMatrices(dQdd_dq, dQdd_dv, b0, nv));  // d tau / d x at a = qdd
+  if (!fill_lanes(model, d, LaneMatrices(dQdd_dq, dQdd_dv, b0, nv))) return false;  // d tau / d x at a = qdd
   for (int l = 0; l < W; ++l) {  // d qdd / d x = -M^-1 d tau / d x, in place
     const Eigen::Index b = b0 + l;
     const Columns<double> q{dQdd_dq.col(b * nv).data(), dQdd_dq.outerStride()};
