@@ -573,6 +573,10 @@ TEST(Batch, ModelWithoutDegreesOfFreedom) {
     const MatX Mp = crba_batch_packed(model, Q, threads);
     EXPECT_EQ(Mp.rows(), 0);
     EXPECT_EQ(Mp.cols(), B);
+    BatchWorkspace ws(model, threads);
+    MatX d1(0, 0), d2(0, 0), d3(0, 0);
+    rnea_derivatives_batch(model, ws, Q, V, V, d1, d2);
+    aba_derivatives_batch(model, ws, Q, V, V, d1, d2, d3);
   }
 }
 

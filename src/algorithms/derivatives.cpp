@@ -866,8 +866,9 @@ bool block_finite(const Eigen::Ref<MatX>& X, Eigen::Index b, int nv) {
 bool rnea_derivatives_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q,
                             const Eigen::Ref<const MatX>& V, const Eigen::Ref<const MatX>& A, Eigen::Index b0,
                             Eigen::Ref<MatX>& dTau_dq, Eigen::Ref<MatX>& dTau_dv) {
-  DerivativeLanes& d = derivative_lanes(model, s);
   const int nv = model.nv();
+  if (nv == 0) return true;  // nothing to write
+  DerivativeLanes& d = derivative_lanes(model, s);
   load_configurations(model, s, Q, b0);
   gather(V, b0, s.qd.data());
   gather(A, b0, s.x.data());
@@ -885,8 +886,9 @@ bool rnea_derivatives_lanes(const Model& model, LaneScratch& s, const Eigen::Ref
 bool aba_derivatives_lanes(const Model& model, LaneScratch& s, Data& data, const Eigen::Ref<const MatX>& Q,
                            const Eigen::Ref<const MatX>& V, const Eigen::Ref<const MatX>& Tau, Eigen::Index b0,
                            Eigen::Ref<MatX>& dQdd_dq, Eigen::Ref<MatX>& dQdd_dv, Eigen::Ref<MatX>& dQdd_dtau) {
-  DerivativeLanes& d = derivative_lanes(model, s);
   const int nv = model.nv();
+  if (nv == 0) return true;  // nothing to write
+  DerivativeLanes& d = derivative_lanes(model, s);
   load_configurations(model, s, Q, b0);
   gather(V, b0, s.qd.data());
   const RneaState<Pack> st{s.X_up.data(), s.v.data(), s.a.data(), s.f.data(), s.sin_q.data(), s.cos_q.data()};

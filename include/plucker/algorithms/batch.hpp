@@ -14,12 +14,11 @@
 // the force transforms up the support path that crba applies per entry of M are identities;
 // W = batch_lanes() is fixed by the instruction set the library is compiled for: 8 with
 // AVX-512, 4 with AVX, else 2, e.g. 2 in a default x86-64 build and 8 with
-// PLUCKER_NATIVE=ON on an AVX-512 machine). Evaluated per state instead, by the
-// single-state recursions: the last (range size mod W) states of each thread's range; every
-// state of a model with a joint kind other than fixed, revolute, prismatic (axis-aligned or
-// any axis), spherical and free-flyer (i.e. helical, cylindrical, planar, general); and a
-// group of W states in which the ABA meets a singular articulated inertia (so the
-// SingularError names the first failing state and its joint, as aba does).
+// PLUCKER_NATIVE=ON on an AVX-512 machine). Every joint kind runs in the lanes. Evaluated
+// per state instead, by the single-state functions: the last (range size mod W) states of
+// each thread's range; and a group of W states in which the ABA meets a singular articulated
+// inertia, or a derivative is singular or not finite (so the error names the first failing
+// state and its joint, as the single-state function does).
 //
 // Results: equal to calling rnea/aba/crba on each state up to rounding, not bit for bit (the
 // lanes evaluate the same equations in a different order, with different fused
@@ -101,13 +100,18 @@ void crba_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<
 void crba_batch_packed(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
                        Eigen::Ref<MatX> Mp);
 
-/// The derivatives per state, each state on one thread (no SIMD lanes: the per-state work is
-/// O(N d) of small matrix products): block b = middleCols(b nv, nv) of each nv x (nv B) result
-/// is that of rnea_derivatives(Q.col(b), V.col(b), A.col(b)): dTau_dq, dTau_dv.
+/// The derivatives, block b = middleCols(b nv, nv) of each nv x (nv B) result that of
+/// rnea_derivatives(Q.col(b), V.col(b), A.col(b)): dTau_dq, dTau_dv. In groups of W states:
+/// the RNEA and the derivatives' per-body passes in SIMD lanes, each entry one W-wide dot
+/// product. Equal to the single-state results up to rounding (tests/test_batch.cpp: 1e-12
+/// relative to each matrix's norm).
 void rnea_derivatives_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
                             const Eigen::Ref<const MatX>& V, const Eigen::Ref<const MatX>& A, Eigen::Ref<MatX> dTau_dq,
                             Eigen::Ref<MatX> dTau_dv);
 /// ... and of aba_derivatives(Q.col(b), V.col(b), Tau.col(b)): dQdd_dq, dQdd_dv, dQdd_dtau (M^-1).
+/// The bias forces and the per-body passes in lanes; M^-1, qdd = M^-1 (tau - C) and
+/// -M^-1 d tau / d x per state (the same minv as aba_derivatives). Equal up to the forward-error
+/// bound of a solve with M.
 void aba_derivatives_batch(const Model& model, BatchWorkspace& workspace, const Eigen::Ref<const MatX>& Q,
                            const Eigen::Ref<const MatX>& V, const Eigen::Ref<const MatX>& Tau, Eigen::Ref<MatX> dQdd_dq,
                            Eigen::Ref<MatX> dQdd_dv, Eigen::Ref<MatX> dQdd_dtau);
