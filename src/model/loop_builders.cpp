@@ -138,10 +138,13 @@ Model build_delta(const DeltaParams& p) {
     const Vec3 n = u.cross(d).normalized();
     Mat3 R_rod;
     R_rod << d, n, d.cross(n);  // forearm frame: x along it, y = n
-    // Elbow universal joint: about u (parallel to the actuated axis), then about n.
-    const int elbow_cross = model.add_body(arm, make_revolute(R_rod.transpose() * u),
-                                           Transform::from_pose(R_arm.transpose() * R_rod, Vec3(p.arm, 0.0, 0.0)),
-                                           cross_piece, "elbow_" + id, "elbow_" + id + "_u");
+    // Elbow universal joint: about u (parallel to the actuated axis), then about n. In the rod
+    // frame u is e_z exactly (d is orthogonal to u, so d x n = u); computed as R_rod^T u it came
+    // out (1e-16, 0, 1) or e_z depending on the compiler's contractions, a general revolute joint
+    // under one and the revolute_z one under the other.
+    const int elbow_cross =
+        model.add_body(arm, JointRevoluteZ{}, Transform::from_pose(R_arm.transpose() * R_rod, Vec3(p.arm, 0.0, 0.0)),
+                       cross_piece, "elbow_" + id, "elbow_" + id + "_u");
     const int forearm = model.add_body(elbow_cross, JointRevoluteY{}, Transform(), x_rod(p.rod_mass, p.forearm),
                                        "forearm_" + id, "elbow_" + id + "_n");
     // Wrist universal joint: about n (parallel to the elbow's second axis), then about u.
