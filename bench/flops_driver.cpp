@@ -115,15 +115,27 @@ OpOperands make_operands(int seed) {
   std::mt19937_64 rng(static_cast<unsigned>(seed));
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   OpOperands o;
-  const Eigen::Vector3d axis = Eigen::Vector3d(u(rng), u(rng), u(rng)).normalized();
-  o.X = Transform(Eigen::AngleAxisd(u(rng), axis).toRotationMatrix(), Eigen::Vector3d(u(rng), u(rng), u(rng)));
+  // One draw per statement, in the order g++ 12 evaluated the arguments of the former one-call
+  // forms (right to left; clang++ goes left to right): the same operands under both compilers.
+  const auto vec3 = [&] {
+    const double z = u(rng), y = u(rng), x = u(rng);
+    return Eigen::Vector3d(x, y, z);
+  };
+  const auto pair = [&](auto make) {  // make(angular, linear), the linear part drawn first
+    const Eigen::Vector3d linear = vec3();
+    return make(vec3(), linear);
+  };
+  const Eigen::Vector3d axis = vec3().normalized();
+  const Eigen::Vector3d r = vec3();
+  o.X = Transform(Eigen::AngleAxisd(u(rng), axis).toRotationMatrix(), r);
   const double angle = u(rng);
-  o.Xz = AxisZ{{std::sin(angle), std::cos(angle)}, Eigen::Vector3d(u(rng), u(rng), u(rng))};
-  o.m = Motion(Eigen::Vector3d(u(rng), u(rng), u(rng)), Eigen::Vector3d(u(rng), u(rng), u(rng)));
-  o.n = Motion(Eigen::Vector3d(u(rng), u(rng), u(rng)), Eigen::Vector3d(u(rng), u(rng), u(rng)));
-  o.f = Force(Eigen::Vector3d(u(rng), u(rng), u(rng)), Eigen::Vector3d(u(rng), u(rng), u(rng)));
+  o.Xz = AxisZ{{std::sin(angle), std::cos(angle)}, vec3()};
+  o.m = pair([](const Eigen::Vector3d& a, const Eigen::Vector3d& l) { return Motion(a, l); });
+  o.n = pair([](const Eigen::Vector3d& a, const Eigen::Vector3d& l) { return Motion(a, l); });
+  o.f = pair([](const Eigen::Vector3d& a, const Eigen::Vector3d& l) { return Force(a, l); });
   const Eigen::Matrix3d Ic = Eigen::Vector3d(0.3, 0.2, 0.1).asDiagonal();
-  o.I = RigidBodyInertia::from_mass_com_inertia(2.0 + u(rng), Eigen::Vector3d(u(rng), u(rng), u(rng)), Ic);
+  const Eigen::Vector3d com = vec3();
+  o.I = RigidBodyInertia::from_mass_com_inertia(2.0 + u(rng), com, Ic);
   o.I_out = o.I;
   o.IA = ArticulatedBodyInertia(o.I);
   o.IA_out = o.IA;

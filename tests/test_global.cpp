@@ -45,22 +45,30 @@ TEST(GlobalFormulation, NewtonEulerFactorisationIsTheCrbaMassMatrix) {
 
 constexpr double kC = 10.0;
 
+// One random draw per statement: the order of a call's arguments is unspecified (g++ 12
+// evaluates them right to left, clang++ 14 left to right), so draws in one call made other
+// models under each compiler. The order is g++'s (its GIMPLE dump), so its models are unchanged.
 RigidBodyInertia random_inertia(Rng& rng, double mass_scale = 1.0) {
   std::uniform_real_distribution<double> u(0.0, 1.0);
   const double m = mass_scale * (0.5 + 1.5 * u(rng));
-  const Vec3 com(0.2 * u(rng) - 0.1, 0.2 * u(rng) - 0.1, 0.2 * u(rng) - 0.1);
-  const Vec3 box(0.05 + 0.2 * u(rng), 0.05 + 0.2 * u(rng), 0.05 + 0.2 * u(rng));  // a box's moments
+  const double com_z = 0.2 * u(rng) - 0.1, com_y = 0.2 * u(rng) - 0.1, com_x = 0.2 * u(rng) - 0.1;
+  const Vec3 com(com_x, com_y, com_z);
+  const double box_z = 0.05 + 0.2 * u(rng), box_y = 0.05 + 0.2 * u(rng), box_x = 0.05 + 0.2 * u(rng);
+  const Vec3 box(box_x, box_y, box_z);  // a box's moments
   const Vec3 d = Vec3(box.y() * box.y() + box.z() * box.z(), box.x() * box.x() + box.z() * box.z(),
                       box.x() * box.x() + box.y() * box.y()) /
                  12.0;
-  const Mat3 R = Eigen::AngleAxisd(3.0 * u(rng), Vec3(u(rng), u(rng), u(rng) + 0.1).normalized()).toRotationMatrix();
+  const double axis_z = u(rng) + 0.1, axis_y = u(rng), axis_x = u(rng), angle = 3.0 * u(rng);
+  const Mat3 R = Eigen::AngleAxisd(angle, Vec3(axis_x, axis_y, axis_z).normalized()).toRotationMatrix();
   return RigidBodyInertia::from_mass_com_inertia(m, com, m * R * d.asDiagonal() * R.transpose());
 }
 
 Transform random_placement(Rng& rng) {
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  const Mat3 R = Eigen::AngleAxisd(0.5 * u(rng), Vec3(u(rng), u(rng), 1.0).normalized()).toRotationMatrix();
-  return Transform::from_pose(R, Vec3(0.2 + 0.1 * u(rng), 0.1 * u(rng), 0.1 * u(rng)));
+  const double axis_y = u(rng), axis_x = u(rng), angle = 0.5 * u(rng);
+  const Mat3 R = Eigen::AngleAxisd(angle, Vec3(axis_x, axis_y, 1.0).normalized()).toRotationMatrix();
+  const double r_z = 0.1 * u(rng), r_y = 0.1 * u(rng), r_x = 0.2 + 0.1 * u(rng);
+  return Transform::from_pose(R, Vec3(r_x, r_y, r_z));
 }
 
 /// A floating base, then one joint of every kind in one unbranched chain.
@@ -85,9 +93,12 @@ Model floating_chain_of_every_joint(std::uint64_t seed) {
                                           make_general_joint(S2),
                                           JointRevoluteZ{}};
   int parent = 0;
-  for (std::size_t k = 0; k < joints.size(); ++k)
-    parent = model.add_body(parent, joints[k], k == 0 ? Transform() : random_placement(rng), random_inertia(rng),
-                            "body" + std::to_string(k), "joint" + std::to_string(k));
+  for (std::size_t k = 0; k < joints.size(); ++k) {
+    const RigidBodyInertia inertia = random_inertia(rng);  // drawn first, as g++ did
+    const Transform placement = k == 0 ? Transform() : random_placement(rng);
+    parent =
+        model.add_body(parent, joints[k], placement, inertia, "body" + std::to_string(k), "joint" + std::to_string(k));
+  }
   return model;
 }
 
@@ -99,14 +110,17 @@ Model chain_with_branches(int n, int every, int branch, std::uint64_t seed, bool
   if (floating) parent = model.add_body(0, JointFreeFlyer{}, Transform(), random_inertia(rng), "base", "root");
   for (int k = 0; k < n; ++k) {
     const JointModel j = k % 2 ? JointModel(JointRevoluteY{}) : JointModel(JointRevoluteZ{});
-    parent = model.add_body(parent, j, random_placement(rng), random_inertia(rng), "link" + std::to_string(k),
+    const RigidBodyInertia inertia = random_inertia(rng);
+    parent = model.add_body(parent, j, random_placement(rng), inertia, "link" + std::to_string(k),
                             "joint" + std::to_string(k));
     if (every > 0 && k % every == every - 1) {
       int b = parent;
-      for (int m = 0; m < branch; ++m)
-        b = model.add_body(b, JointRevoluteX{}, random_placement(rng), random_inertia(rng, 0.3),
+      for (int m = 0; m < branch; ++m) {
+        const RigidBodyInertia twig = random_inertia(rng, 0.3);
+        b = model.add_body(b, JointRevoluteX{}, random_placement(rng), twig,
                            "twig" + std::to_string(k) + "_" + std::to_string(m),
                            "twig_joint" + std::to_string(k) + "_" + std::to_string(m));
+      }
     }
   }
   return model;

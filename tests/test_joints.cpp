@@ -195,9 +195,13 @@ double transform_distance(const Transform& a, const Transform& b) {
 
 Transform random_transform(Rng& rng) {
   std::normal_distribution<double> n(0.0, 1.0);
-  Quat q(n(rng), n(rng), n(rng), n(rng));
+  // One draw per statement, in the order g++ 12 evaluated the arguments (right to left): the
+  // same transforms under every compiler, and g++'s unchanged.
+  const double w_z = n(rng), w_y = n(rng), w_x = n(rng), w = n(rng);
+  Quat q(w, w_x, w_y, w_z);
   q.normalize();
-  return Transform::from_quaternion(q, Vec3(uniform(rng, -2, 2), uniform(rng, -2, 2), uniform(rng, -2, 2)));
+  const double r_z = uniform(rng, -2, 2), r_y = uniform(rng, -2, 2), r_x = uniform(rng, -2, 2);
+  return Transform::from_quaternion(q, Vec3(r_x, r_y, r_z));
 }
 
 /// Body twist T^-1 dT/dt (body coordinates) by a central difference of X_J along
