@@ -844,6 +844,8 @@ bool fill_lanes(const Model& model, DerivativeLanes& d, const LaneMatrices& out)
   return simd::all_finite(bad);
 }
 
+const auto no_external_force = [](int, int, ops::ForceT<Pack>&) {};
+
 DerivativeLanes& derivative_lanes(const Model& model, LaneScratch& s) {
   if (!s.derivatives) s.derivatives.reset(new DerivativeLanes(model));
   return *s.derivatives;
@@ -873,8 +875,7 @@ bool rnea_derivatives_lanes(const Model& model, LaneScratch& s, const Eigen::Ref
   gather(V, b0, s.qd.data());
   gather(A, b0, s.x.data());
   const RneaState<Pack> st{s.X_up.data(), s.v.data(), s.a.data(), s.f.data(), s.sin_q.data(), s.cos_q.data()};
-  rnea_passes<true, true>(model, st, s.q.data(), s.qd.data(), s.x.data(), s.out.data(),
-                          [](int, int, ops::ForceT<Pack>&) {});
+  rnea_passes<true, true>(model, st, s.q.data(), s.qd.data(), s.x.data(), s.out.data(), no_external_force);
   derivative_terms<ForceInput::None, Use::Rnea>(model, lane_results(s), d.X_base.data(), d.body, d.terms(), nullptr,
                                                 static_cast<const Pack*>(nullptr));
   // A state whose results overflow is evaluated again alone, which names what is not finite.
@@ -893,7 +894,7 @@ bool aba_derivatives_lanes(const Model& model, LaneScratch& s, Data& data, const
   gather(V, b0, s.qd.data());
   const RneaState<Pack> st{s.X_up.data(), s.v.data(), s.a.data(), s.f.data(), s.sin_q.data(), s.cos_q.data()};
   rnea_passes<true, false>(model, st, s.q.data(), s.qd.data(), static_cast<const Pack*>(nullptr), s.out.data(),
-                           [](int, int, ops::ForceT<Pack>&) {});  // C, the bias forces
+                           no_external_force);  // C, the bias forces
   // M^-1 and qdd = M^-1 (tau - C), state by state. A singular M or a result that overflows
   // sends the group to the single-state function, which names the joint or what is not finite.
   for (int l = 0; l < W; ++l) {

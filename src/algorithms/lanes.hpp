@@ -1,7 +1,7 @@
 // The batched recursions over W states at once, one state per SIMD lane (spatial/simd.hpp):
 // rnea_passes and aba_passes of rnea.hpp / aba.hpp instantiated on simd::Pack, and the CRBA in
-// the frames of the subtrees' top bodies. Used by batch.cpp for every full group of W
-// consecutive states. Bodies in batch_lanes.cpp.
+// the frames of the subtrees' top bodies, and the derivatives. Used by batch.cpp for every full
+// group of W consecutive states. Bodies in batch_lanes.cpp, the derivatives' in derivatives.cpp.
 #pragma once
 
 #include <memory>
