@@ -53,6 +53,9 @@
 // nu(j) (Eq. 5), added here instead of a second RNEA. Column c of d tau / d x is zero on the
 // rows of bodies that are neither ancestors nor descendants of c's body, so its product with
 // M^-1 takes only the columns of M^-1 of those rows.
+//
+// The per-body passes (derivative_terms) are written once over the state scalar: double here,
+// simd::Pack for W states at once in the batched forms (the end of this file).
 #include "plucker/algorithms/derivatives.hpp"
 
 #include <algorithm>
