@@ -83,24 +83,6 @@ using simd::W;
 /// accelerations qdd adds are added here, in world coordinates, instead of a second RNEA; no M).
 enum class Use { Rnea, Aba };
 
-/// Column c of a stored 3x3 matrix, in registers: a public (column-major) one or a lane one.
-PLUCKER_HOT inline ops::reg3<double> column3(const Mat3& M, int c) {
-  const double* p = M.data() + 3 * c;
-  return ops::make3<double>(p[0], p[1], p[2]);
-}
-PLUCKER_HOT inline ops::V3<Pack> column3(const ops::M3<Pack>& M, int c) { return {{M(0, c), M(1, c), M(2, c)}}; }
-/// Column c of a stored 3x3 matrix = x.
-PLUCKER_HOT inline void set_column3(Mat3& M, int c, const ops::reg3<double>& x) {
-#if defined(__AVX2__)
-  ops::store3(x, M.data() + 3 * c);  // column-major: column c at 3c
-#else
-  for (int r = 0; r < 3; ++r) M(r, c) = x[r];
-#endif
-}
-PLUCKER_HOT inline void set_column3(ops::M3<Pack>& M, int c, const ops::V3<Pack>& x) {
-  for (int r = 0; r < 3; ++r) M(r, c) = x[r];
-}
-
 /// The composites of a subtree in world coordinates: Ic = (m, h, Ibar) and B = (Ibar', n, f), for
 /// one state (S = double) or W states in SIMD lanes (S = Pack).
 template <class S>
@@ -133,8 +115,8 @@ struct Composite {
     };
     for (int c = 0; c < 3; ++c) {
       const S vo_c = v.linear[c], h_c = I.first_moment()[c];
-      const auto col = cross(w, column3(I.inertia_origin(), c)) + mul(Ib, e_x_w(c)) - (h * vo_c + vo * h_c);
-      set_column3(Ibar_rate, c, col + unit_times<S>(c, twice_vh));
+      const auto col = cross(w, ops::column3<S>(I.inertia_origin(), c)) + mul(Ib, e_x_w(c)) - (h * vo_c + vo * h_c);
+      ops::set_column3(Ibar_rate, c, col + unit_times<S>(c, twice_vh));
     }
   }
   PLUCKER_HOT inline void add(const Composite& o) {
@@ -647,8 +629,14 @@ void minus_minv_times(const Model& model, const Supports& supports, Columns<cons
   }
 }
 
+/// Every entry of X finite: the sum is, unless an entry is not (or the sum overflows).
+template <class D>
+bool all_finite(const Eigen::DenseBase<D>& X) {
+  return std::isfinite(X.sum()) || X.allFinite();
+}
+
 void check_finite_matrix(const MatX& X, const char* fn, const char* name) {
-  if (!std::isfinite(X.sum()) && !X.allFinite())
+  if (!all_finite(X))
     throw NumericalError(std::string(fn) + ": " + name +
                          " is not finite although its inputs are: the state overflows double precision");
 }
@@ -859,13 +847,6 @@ RecursionResults<Pack> lane_results(const LaneScratch& s) {
   return {s.X_up.data(), s.v.data(), s.a.data(), s.f.data()};
 }
 
-/// True when the nv x nv block of state b is finite (the sum is, unless an entry is not: the
-/// check of the single-state functions).
-bool block_finite(const Eigen::Ref<MatX>& X, Eigen::Index b, int nv) {
-  const auto block = X.middleCols(b * nv, nv);
-  return std::isfinite(block.sum()) || block.allFinite();
-}
-
 }  // namespace
 
 bool rnea_derivatives_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>& Q,
@@ -923,7 +904,7 @@ bool aba_derivatives_lanes(const Model& model, LaneScratch& s, Data& data, const
     const Columns<double> v{dQdd_dv.col(b * nv).data(), dQdd_dv.outerStride()};
     const Columns<const double> Minv{dQdd_dtau.col(b * nv).data(), dQdd_dtau.outerStride()};
     minus_minv_times(model, d.supports, Minv, {q.p, q.ld}, {v.p, v.ld}, q, v, d.in_place.data());
-    if (!block_finite(dQdd_dq, b, nv) || !block_finite(dQdd_dv, b, nv)) return false;
+    if (!all_finite(dQdd_dq.middleCols(b * nv, nv)) || !all_finite(dQdd_dv.middleCols(b * nv, nv))) return false;
   }
   return true;
 }

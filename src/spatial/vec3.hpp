@@ -414,6 +414,27 @@ PLUCKER_HOT inline Cols4 rot_t(const Cols4& E) {
           make3<S>(E.c0[2], E.c1[2], E.c2[2])};
 }
 #endif
+/// Column c of a stored 3x3 matrix in registers (a public, column-major one for S = double, a
+/// lane one for S = Pack), and column c set from registers.
+template <class S>
+PLUCKER_HOT inline reg3<S> column3(const Mat3& E, int c) {
+  const double* p = E.data() + 3 * c;
+  return make3<S>(p[0], p[1], p[2]);
+}
+template <class S>
+PLUCKER_HOT inline V3<Pack> column3(const M3<Pack>& E, int c) {
+  return {{E(0, c), E(1, c), E(2, c)}};
+}
+PLUCKER_HOT inline void set_column3(Mat3& E, int c, const reg3<double>& x) {
+#if defined(__AVX2__)
+  store3(x, E.data() + 3 * c);  // column-major: column c at 3c
+#else
+  for (int r = 0; r < 3; ++r) E(r, c) = x[r];
+#endif
+}
+PLUCKER_HOT inline void set_column3(M3<Pack>& E, int c, const V3<Pack>& x) {
+  for (int r = 0; r < 3; ++r) E(r, c) = x[r];
+}
 /// Lane matrices are transposed in the product instead (no copy).
 template <class T>
 struct Transposed {
