@@ -61,7 +61,6 @@ __attribute__((noinline)) void normalize3(const double* x, double* y) {
 
 // ---- the operations layer, one operation per wrapper ----
 namespace ops = plucker::ops;
-using plucker::ArticulatedBodyInertia;
 using plucker::Force;
 using plucker::Motion;
 using plucker::RigidBodyInertia;
@@ -75,7 +74,7 @@ struct OpOperands {
   Force f, out_f;
   Motion out_m;
   RigidBodyInertia I, I_out;
-  ArticulatedBodyInertia IA, IA_out;
+  ops::ArticulatedT<double> IA, IA_out;  // packed, as the ABA and the innovations factorisation hold them
 };
 __attribute__((noinline)) void op_apply_motion(OpOperands& o) { o.out_m = ops::apply(o.X, o.m); }
 __attribute__((noinline)) void op_apply_inverse_force(OpOperands& o) { o.out_f = ops::apply_inverse(o.X, o.f); }
@@ -137,7 +136,7 @@ OpOperands make_operands(int seed) {
   const Eigen::Vector3d com = vec3();
   o.I = RigidBodyInertia::from_mass_com_inertia(2.0 + u(rng), com, Ic);
   o.I_out = o.I;
-  o.IA = ArticulatedBodyInertia(o.I);
+  o.IA = ops::articulated_packed<double>(o.I);
   o.IA_out = o.IA;
   return o;
 }

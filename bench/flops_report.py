@@ -85,6 +85,19 @@ ABA_STEPS = [
 ABA_DIV = 1
 
 
+def congruence_note(ops):
+    """How the two congruences compare with their hand counts (measured kernels)."""
+    notes = []
+    for name, what in (("congruence_rigid", "Eq. 9's rigid congruence"),
+                       ("congruence_articulated", "Eq. 12's articulated one")):
+        m, a = OP_KERNELS[name][1:]
+        if name in ops and m is not None:
+            ref = m + a
+            rel = "under" if ops[name] < ref else "over" if ops[name] > ref else "at"
+            notes.append(f"{what} comes in {rel} its hand count ({ops[name]} against {ref})")
+    return (" " + "; ".join(notes) + ".") if notes else ""
+
+
 def reference_slope(algo):
     """Derived flops per additional body of a long chain (None: not derived)."""
     if algo == "rnea":
@@ -388,8 +401,8 @@ def analysis(data, short_name, w):
         w("- **the operations**: " + (", ".join(f"`{n}`" for n in same) + " take exactly their hand counts"
           if same else "no operation takes exactly its hand count")
           + ("; " + ", ".join(f"`{n}` {ops[n]} against {kernel(n)[1]}" for n in bad) if bad else "")
-          + " (table above). Eq. 9's rigid congruence comes in under its hand count; Eq. 12's articulated "
-          "one over it (see the ABA below).")
+          + " (table above)."
+          + congruence_note(ops))
     r_ref = reference_slope("rnea")
     rnea_ops = None
     if all(n in ops for n in ("apply_motion", "body_force", "apply_inverse_force")):
@@ -424,22 +437,16 @@ def analysis(data, short_name, w):
              else ""))
     a_ref = reference_slope("aba")
     ca, ca_ref = kernel("congruence_articulated")
-    ta = ops.get("times_articulated")
     w(f"- **ABA**: {frac(slope('aba'))} core flops per body against {a_ref} derived "
-      f"(ratio {float(slope('aba')) / a_ref:.2f}). Three operations (src/spatial/inertia_ops.hpp and "
-      "src/algorithms/aba.hpp) use the general form where the hand count uses structure:")
+      f"(ratio {float(slope('aba')) / a_ref:.2f}). The articulated inertias are held by their 21 distinct "
+      "entries (`ArticulatedT`, src/spatial/inertia_ops.hpp), so that Eqs. 12-13 use the structure the hand "
+      "count uses:")
     if ca is not None:
-        w(f"  - Eq. 12's I^A_p += X^T I^a X (`add_congruence` on an articulated inertia): {ca} flops "
-          f"against {ca_ref}: the three 3x3 blocks are rotated in full (E^T B E for all of them, where the "
-          "symmetric A and C need only 6 entries each) and all 36 entries of the parent are accumulated;")
-    w("  - the rank-1 update I^A - (U D^-1) U^T (`subtract_products`): 36m 36a for the 36 entries "
-      "against 21m 21a for the 21 of a symmetric matrix;")
-    if ta is not None:
-        w(f"  - I^a c (`times6`, a symmetric 6x6 times a general 6-vector): {ta} flops against 42 (c = "
-          "v x e_k qd has two zeros for a unit axis, which the hand count uses).")
-    if ca is not None and ta is not None:
-        excess = (ca - ca_ref) + 30 + (ta - 42)
-        w(f"  Together {frac(excess)} of the {frac(slope('aba') - a_ref)} excess per body.")
+        w(f"  - Eq. 12's I^A_p += X^T I^a X (`add_congruence` on packed inertias): {ca} flops against "
+          f"{ca_ref}: E^T A E and E^T C E by their six entries, of the symmetric A' its upper triangle, the 21 "
+          "entries accumulated;")
+    w("  - the rank-1 update I^A - (U D^-1) U^T (`subtract_symmetric_products`): the 21 distinct entries;")
+    w("  - I^a c (`times_velocity_product`): the columns of I^a where c = v x e_k qd is zero are skipped.")
     if rn["instructions"]:
         w(f"- **instructions per flop** ({chain}): rnea {rn['instructions'] / rn['flops']:.2f}, "
           f"aba {ab['instructions'] / ab['flops']:.2f}, crba {row(chain, 'crba')['instructions'] / row(chain, 'crba')['flops']:.2f} "

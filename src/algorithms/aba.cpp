@@ -23,7 +23,7 @@ void aba_impl(const Model& model, Data& data, const double* q, const double* qd,
   detail::aba_passes(
       model, st, q, qd, tau, data.qdd.data(),
       [&](int i, int p, Force& f) { detail::subtract_external_force<F>(data, i, p, f_ext, f); },
-      [&](int i, const ArticulatedBodyInertia& P) {
+      [&](int i, const ops::ArticulatedT<double>& P) {
         return detail::PivotTest{model, data.X_up, i, "aba", detail::pivot_scale(P)};
       });
 }

@@ -18,12 +18,12 @@ struct AbaWorkspace : WorkspaceOf<AbaWorkspace> {
         U(static_cast<std::size_t>(model.nv())),
         D_inv(VecX::Zero(6 * model.nv())),
         u(VecX::Zero(model.nv())) {}
-  std::vector<ArticulatedBodyInertia> I_articulated;  ///< I^A_i (Eq. 12)
-  std::vector<Force> p_articulated;                   ///< p^A_i (Eq. 12-13)
-  std::vector<Motion> c;                              ///< v_i x h_i qd_i
-  std::vector<Force> U;                               ///< U_i = I^A_i h_i, one per velocity index
-  VecX D_inv;                                         ///< D_i^-1, row-major d x d at 6 idx_v(i)
-  VecX u;                                             ///< u_i = tau_i - h_i^T p^A_i
+  std::vector<ops::ArticulatedT<double>> I_articulated;  ///< I^A_i (Eq. 12), packed
+  std::vector<Force> p_articulated;                      ///< p^A_i (Eq. 12-13)
+  std::vector<Motion> c;                                 ///< v_i x h_i qd_i
+  std::vector<Force> U;                                  ///< U_i = I^A_i h_i, one per velocity index
+  VecX D_inv;                                            ///< D_i^-1, row-major d x d at 6 idx_v(i)
+  VecX u;                                                ///< u_i = tau_i - h_i^T p^A_i
 };
 
 /// x > y (in every lane).
@@ -115,17 +115,6 @@ inline void invert_joint_pivots(const Model& model, const std::vector<Transform>
   invert_pivots(D, d, Dinv, PivotTest{model, X_up, i, fn, pivot_scale(P)});
 }
 
-/// P -= sum_k A_k B_k^T over the joint's d columns (Eq. 12's U D^-1 U^T, the innovations' G U^T).
-template <class I6, class F>
-inline void subtract_products(I6& P, const F* A, const F* B, int d) {
-  for (int r = 0; r < 6; ++r)
-    for (int c = 0; c < 6; ++c) {
-      auto s = ops::comp(A[0], r) * ops::comp(B[0], c);
-      for (int k = 1; k < d; ++k) s += ops::comp(A[k], r) * ops::comp(B[k], c);
-      ops::entry(P, r, c) -= s;
-    }
-}
-
 /// The per-body arrays of the ABA: those of the RNEA, the velocity products c_i, the
 /// articulated inertias and bias forces, and per velocity index U, D^-1 and u.
 template <class S>
@@ -134,7 +123,7 @@ struct AbaState {
   ops::motion_t<S>* v;
   ops::motion_t<S>* a;
   ops::motion_t<S>* c;
-  typename ops::Types<S>::Articulated* I_articulated;
+  ops::ArticulatedT<S>* I_articulated;  ///< packed (21 entries)
   ops::force_t<S>* p_articulated;
   ops::force_t<S>* U;  ///< per velocity index
   S* D_inv;            ///< d x d at 6 idx_v(i)
@@ -173,8 +162,8 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
       store_into(st.v[i], v);
       store_into(st.p_articulated[i], crf(v, times(model.inertia(i), v)));  // p^A_i = v_i x* I_i v_i
     });
-    st.I_articulated[i] = articulated_of<S>(model.inertia(i));  // I^A_i = I_i
-    external_force(i, p, st.p_articulated[i]);                  // - f^x_i
+    st.I_articulated[i] = articulated_packed<S>(model.inertia(i));  // I^A_i = I_i
+    external_force(i, p, st.p_articulated[i]);                      // - f^x_i
   }
 
   // Pass 2.
@@ -204,12 +193,12 @@ bool aba_passes(const Model& model, const AbaState<S>& st, const S* q, const S* 
             UDinv[k] = U[0] * Dinv[k];
             for (int j = 1; j < d; ++j) UDinv[k] += U[j] * Dinv[j * d + k];
           }
-          subtract_products(IA, UDinv, U, d);  // I^a = I^A - U D^-1 U^T   (Eq. 12)
-          pa += times6(IA, st.c[i]);           // p^a = p^A + I^a c + U D^-1 u   (Eq. 12-13)
+          subtract_symmetric_products(IA, UDinv, U, d);      // I^a = I^A - U D^-1 U^T   (Eq. 12)
+          pa += times_velocity_product(joint, IA, st.c[i]);  // p^a = p^A + I^a c + U D^-1 u   (Eq. 12-13)
           for (int k = 0; k < d; ++k) pa += UDinv[k] * st.u[iv + k];
         }
       } else if (p > 0) {
-        pa += times6(IA, st.c[i]);
+        pa += times_velocity_product(joint, IA, st.c[i]);
       }
       if (p > 0) {
         const auto& X = x_up(joint, jq(i), X_tree, st.X_up[i]);

@@ -88,7 +88,7 @@ bool aba_lanes(const Model& model, LaneScratch& s, const Eigen::Ref<const MatX>&
                           s.U.data(),    s.D_inv.data(), s.u.data(), s.sin_q.data(), s.cos_q.data()};
   // A pivot of some lane that fails the screen sends the group to the single-state ABA, which
   // judges it exactly and names the joint.
-  const auto screen = [](int, const Sym6T<Pack>& P) {
+  const auto screen = [](int, const ArticulatedT<Pack>& P) {
     const Pack threshold = simd::max(kSingularPivot * pivot_scale(P), simd::splat(kSmallestPivot));
     return [threshold](int, const Pack& pivot) { return greater(pivot, threshold); };
   };

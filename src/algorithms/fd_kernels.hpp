@@ -23,12 +23,12 @@ struct FactorWorkspace : WorkspaceOf<FactorWorkspace> {
 struct InnovationsWorkspace : WorkspaceOf<InnovationsWorkspace> {
   static constexpr Slot slot = Slot::Innovations;
   explicit InnovationsWorkspace(const Model& model);
-  std::vector<ArticulatedBodyInertia> P;  ///< P(k), left as P+(k) = taubar(k) P(k)
-  std::vector<Force> U;                   ///< U = P H*, one per velocity index (G = U D^-1)
-  VecX D_inv;                             ///< D(k)^-1, row-major d x d at 6 idx_v(k)
-  std::vector<Force> z;                   ///< z(k) (leaves to root)
-  std::vector<Motion> alpha;              ///< alpha(k) (root to leaves)
-  VecX x, b;                              ///< solution; right-hand side
+  std::vector<ops::ArticulatedT<double>> P;  ///< P(k), left as P+(k) = taubar(k) P(k); packed
+  std::vector<Force> U;                      ///< U = P H*, one per velocity index (G = U D^-1)
+  VecX D_inv;                                ///< D(k)^-1, row-major d x d at 6 idx_v(k)
+  std::vector<Force> z;                      ///< z(k) (leaves to root)
+  std::vector<Motion> alpha;                 ///< alpha(k) (root to leaves)
+  VecX x, b;                                 ///< solution; right-hand side
 };
 
 /// data.X_up[i] = X_J(q_i) X_tree(i) for every body.

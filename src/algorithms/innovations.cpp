@@ -45,17 +45,6 @@ PLUCKER_HOT inline decltype(auto) typed_up(const J&, const Tree& X_tree, const M
   }
 }
 
-/// P = I, the rigid-body inertia as a 6x6 matrix [Ibar hx; hx^T m 1], written in place
-/// (RigidBodyInertia::matrix() returns it by value, copied twice on its way into P).
-inline void set_rigid(ArticulatedBodyInertia& P, const RigidBodyInertia& I) {
-  Mat6& M = P.matrix();
-  const Vec3& h = I.first_moment();
-  M.topLeftCorner<3, 3>() = I.inertia_origin();
-  M.topRightCorner<3, 3>() << 0.0, -h.z(), h.y(), h.z(), 0.0, -h.x(), -h.y(), h.x(), 0.0;
-  M.bottomLeftCorner<3, 3>() = M.topRightCorner<3, 3>().transpose();
-  M.bottomRightCorner<3, 3>() = I.mass() * Mat3::Identity();
-}
-
 }  // namespace
 
 // P, D^-1 and U = P H* (so that G = U D^-1) for every joint, on the poses in data.X_up (and the
@@ -63,10 +52,10 @@ inline void set_rigid(ArticulatedBodyInertia& P, const RigidBodyInertia& I) {
 InnovationsWorkspace& innovations_factor(const Model& model, Data& data) {
   InnovationsWorkspace& ws = workspace<InnovationsWorkspace>(model, data);
   const int n = model.nbodies();
-  for (int i = 1; i < n; ++i) set_rigid(ws.P[i], model.inertia(i));  // P(k) starts at M(k)
+  for (int i = 1; i < n; ++i) ws.P[i] = articulated_packed<double>(model.inertia(i));  // P(k) starts at M(k)
   for (int i = n - 1; i > 0; --i) {
     const int p = model.parent(i), iv = model.idx_v(i);
-    ArticulatedBodyInertia& P = ws.P[i];
+    ArticulatedT<double>& P = ws.P[i];
     visit_joint(model, i, [&](const auto& joint, const auto& X_tree) PLUCKER_INLINE {
       const int d = joint_dofs(joint);
       if (d > 0) {
@@ -83,7 +72,7 @@ InnovationsWorkspace& innovations_factor(const Model& model, Data& data) {
             G[k] = U[0] * Dinv[k];
             for (int j = 1; j < d; ++j) G[k] += U[j] * Dinv[j * d + k];
           }
-          subtract_products(P, G, U, d);  // P+(k) = taubar(k) P(k) (Eq. 41)
+          subtract_symmetric_products(P, G, U, d);  // P+(k) = taubar(k) P(k) (Eq. 41)
         }
       }
       if (p > 0) add_congruence(typed_up(joint, X_tree, model, data, i), P, ws.P[p]);  // P(k+1) += phi P+ phi* (Eq. 42)

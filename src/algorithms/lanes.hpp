@@ -24,19 +24,19 @@ struct LaneScratch {
   explicit LaneScratch(const Model& model);
 
   using Pack = simd::Pack;
-  std::vector<Pack> q, sin_q, cos_q;             ///< nq: the W states' coordinates, sin, cos
-  std::vector<Pack> qd, x;                       ///< nv: velocities; accelerations or torques
-  std::vector<Pack> out;                         ///< nv: tau (RNEA) or qdd (ABA)
-  std::vector<ops::XformT<Pack>> X_up;           ///< i_X_lambda(i)
-  std::vector<ops::MotionT<Pack>> v, a, c;       ///< velocities, accelerations, v_i x h_i qd_i
-  std::vector<ops::ForceT<Pack>> f;              ///< RNEA: f_i;  ABA: p^A_i
-  std::vector<ops::Sym6T<Pack>> I_articulated;   ///< ABA: I^A_i
-  std::vector<ops::ForceT<Pack>> U;              ///< ABA: U = I^A S, one column per velocity
-  std::vector<Pack> D_inv;                       ///< ABA: joint i's d x d D^-1 at 6 idx_v(i)
-  std::vector<Pack> u;                           ///< ABA: u = tau - S^T p^A
-  std::vector<ops::InertiaT<Pack>> I_composite;  ///< CRBA: I^C_i in the frame of the top body t(i)
-  std::vector<ops::XformT<Pack>> X_top;          ///< CRBA: i_X_t(i) (bodies below a top body)
-  std::vector<ops::MotionT<Pack>> S;             ///< CRBA: h_k, column k of S_i in the frame of t(i), per velocity
+  std::vector<Pack> q, sin_q, cos_q;                   ///< nq: the W states' coordinates, sin, cos
+  std::vector<Pack> qd, x;                             ///< nv: velocities; accelerations or torques
+  std::vector<Pack> out;                               ///< nv: tau (RNEA) or qdd (ABA)
+  std::vector<ops::XformT<Pack>> X_up;                 ///< i_X_lambda(i)
+  std::vector<ops::MotionT<Pack>> v, a, c;             ///< velocities, accelerations, v_i x h_i qd_i
+  std::vector<ops::ForceT<Pack>> f;                    ///< RNEA: f_i;  ABA: p^A_i
+  std::vector<ops::ArticulatedT<Pack>> I_articulated;  ///< ABA: I^A_i, packed
+  std::vector<ops::ForceT<Pack>> U;                    ///< ABA: U = I^A S, one column per velocity
+  std::vector<Pack> D_inv;                             ///< ABA: joint i's d x d D^-1 at 6 idx_v(i)
+  std::vector<Pack> u;                                 ///< ABA: u = tau - S^T p^A
+  std::vector<ops::InertiaT<Pack>> I_composite;        ///< CRBA: I^C_i in the frame of the top body t(i)
+  std::vector<ops::XformT<Pack>> X_top;                ///< CRBA: i_X_t(i) (bodies below a top body)
+  std::vector<ops::MotionT<Pack>> S;  ///< CRBA: h_k, column k of S_i in the frame of t(i), per velocity
   /// The derivatives' own (made by the first batched derivative call on this thread).
   std::unique_ptr<DerivativeLanes, DerivativeLanesDeleter> derivatives;
 };

@@ -82,25 +82,38 @@ PLUCKER_HOT inline IdentityRot as_m3(IdentityRot) { return {}; }
 template <class S>
 struct Sym3 {
   S xx, yy, zz, xy, xz, yz;
+  // Entries (a, b) and (b, a) are one member. (A pointer-to-member helper shared by the two
+  // accessors was tried: g++ 12 then kept the packed ABA 20-50 % slower.)
   PLUCKER_HOT S operator()(int a, int b) const {
+    if (a > b) std::swap(a, b);
+    return a == b ? (a == 0 ? xx : a == 1 ? yy : zz) : (a == 0 ? (b == 1 ? xy : xz) : yz);
+  }
+  PLUCKER_HOT S& ref(int a, int b) {
     if (a > b) std::swap(a, b);
     return a == b ? (a == 0 ? xx : a == 1 ? yy : zz) : (a == 0 ? (b == 1 ? xy : xz) : yz);
   }
 };
 
-/// E^T B E for a symmetric B, its six distinct entries: (B E) then the upper entries of
-/// E^T (B E), 27 + 18 multiplications.
-template <class EA, class BB>
-PLUCKER_HOT inline Sym3<sum_t<EA, BB>> sandwich_sym(const M3<EA>& E, const M3<BB>& B) {
-  const auto BE = mul(B, E);
+/// The scalar of a 3x3 matrix given as M3 or Sym3.
+template <class Mat>
+using entry_t = std::decay_t<decltype(std::declval<const Mat&>()(0, 0))>;
+
+/// E^T B E for a symmetric B (as M3 or Sym3), its six distinct entries: (B E) then the upper
+/// entries of E^T (B E), 27 + 18 multiplications.
+template <class EA, class Mat>
+PLUCKER_HOT inline Sym3<sum_t<EA, entry_t<Mat>>> sandwich_sym(const M3<EA>& E, const Mat& B) {
+  M3<sum_t<EA, entry_t<Mat>>> BE;
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) BE(r, c) = B(r, 0) * E(0, c) + B(r, 1) * E(1, c) + B(r, 2) * E(2, c);
   auto entry = [&](int a, int b) { return E(0, a) * BE(0, b) + E(1, a) * BE(1, b) + E(2, a) * BE(2, b); };
   return {entry(0, 0), entry(1, 1), entry(2, 2), entry(0, 1), entry(0, 2), entry(1, 2)};
 }
 /// The same for E = rot_A(q): only the entries in the (i, j) plane change, by the double angle
 /// C = c^2 - s^2, S = 2 s c (19 multiplications, 12 additions instead of 54 and 36).
-template <int A, class T, class BB>
-PLUCKER_HOT inline Sym3<sum_t<T, BB>> sandwich_sym(const PlaneRot<A, T>& E, const M3<BB>& B) {
+template <int A, class T, class Mat>
+PLUCKER_HOT inline Sym3<sum_t<T, entry_t<Mat>>> sandwich_sym(const PlaneRot<A, T>& E, const Mat& B) {
   constexpr int i = (A + 1) % 3, j = (A + 2) % 3;
+  using BB = entry_t<Mat>;
   using S = sum_t<T, BB>;
   const T s = E.s, c = E.c;
   const T C = c * c - s * s, S2 = 2.0 * s * c;
@@ -115,8 +128,8 @@ PLUCKER_HOT inline Sym3<sum_t<T, BB>> sandwich_sym(const PlaneRot<A, T>& E, cons
   set(i, j, half_diff * S2 + B(i, j) * C);
   return {R[0][0], R[1][1], R[2][2], R[0][1], R[0][2], R[1][2]};
 }
-template <class BB>
-PLUCKER_HOT inline Sym3<BB> sandwich_sym(IdentityRot, const M3<BB>& B) {
+template <class Mat>
+PLUCKER_HOT inline Sym3<entry_t<Mat>> sandwich_sym(IdentityRot, const Mat& B) {
   return {B(0, 0), B(1, 1), B(2, 2), B(0, 1), B(0, 2), B(1, 2)};
 }
 
@@ -185,32 +198,6 @@ PLUCKER_HOT inline auto comp(const V& v, int k) {  // by value: a register lane 
 /// Entry (r, c) of an articulated inertia.
 PLUCKER_HOT inline double& entry(ArticulatedBodyInertia& I, int r, int c) { return I.matrix()(r, c); }
 PLUCKER_HOT inline double entry(const ArticulatedBodyInertia& I, int r, int c) { return I.matrix()(r, c); }
-template <class S>
-PLUCKER_HOT inline S& entry(Sym6T<S>& I, int r, int c) {
-  return I(r, c);
-}
-template <class S>
-PLUCKER_HOT inline const S& entry(const Sym6T<S>& I, int r, int c) {
-  return I(r, c);
-}
-/// The articulated inertia of W states that starts as the rigid-body inertia I (Eq. 12's I^A_i = I_i).
-inline Sym6T<Pack> articulated_splat(const RigidBodyInertia& I) {
-  const Mat6 M = I.matrix();
-  Sym6T<Pack> out;
-  for (int r = 0; r < 6; ++r)
-    for (int c = 0; c < 6; ++c) out(r, c) = simd::splat(M(r, c));
-  return out;
-}
-
-/// The articulated inertia that starts as the rigid-body inertia I (Eq. 12's I^A_i = I_i).
-template <class S>
-inline typename Types<S>::Articulated articulated_of(const RigidBodyInertia& I) {
-  if constexpr (std::is_same_v<S, double>)
-    return ArticulatedBodyInertia(I);
-  else
-    return articulated_splat(I);
-}
-
 /// I m for an articulated inertia.
 template <class I6, class Mo>
 PLUCKER_HOT inline force_t<scalar_t<Mo>> times6(const I6& I, const Mo& m) {
@@ -302,6 +289,82 @@ PLUCKER_HOT inline void add_congruence(const Xf& X, const I6& I, T6& target) req
       entry(target, 3 + c, k) += B2(k, c);
       entry(target, 3 + k, 3 + c) += C1(k, c);
     }
+  }
+}
+
+// ------------------------------------------------------------------ packed articulated-body inertia
+/// An articulated-body inertia [A B; B^T C] ([angular; linear]) by its 21 distinct entries: the
+/// symmetric A and C by six each, B by nine. The ABA works on this form, so that Eq. 12's
+/// products compute each distinct entry once, as the hand count does (docs/flops.md).
+template <class S>
+struct ArticulatedT {
+  Sym3<S> A;
+  M3<S> B;
+  Sym3<S> C;
+};
+/// Entry (r, c), by value.
+template <class S>
+PLUCKER_HOT inline S entry(const ArticulatedT<S>& I, int r, int c) {
+  if (r < 3) return c < 3 ? I.A(r, c) : I.B(r, c - 3);
+  return c < 3 ? I.B(c, r - 3) : I.C(r - 3, c - 3);
+}
+
+/// The packed articulated inertia that starts as the rigid-body inertia I = [Ibar hx; hx^T m1]
+/// (Eq. 12's I^A_i = I_i).
+template <class S>
+inline ArticulatedT<S> articulated_packed(const RigidBodyInertia& I) {
+  const Mat3& Ib = I.inertia_origin();
+  const Vec3& h = I.first_moment();
+  auto w = [](double x) { return widen<S>(x); };
+  const S m = w(I.mass()), z = w(0.0);
+  ArticulatedT<S> out;
+  out.A = {w(Ib(0, 0)), w(Ib(1, 1)), w(Ib(2, 2)), w(Ib(0, 1)), w(Ib(0, 2)), w(Ib(1, 2))};
+  out.B = M3<S>{{{z, w(-h[2]), w(h[1])}, {w(h[2]), z, w(-h[0])}, {w(-h[1]), w(h[0]), z}}};
+  out.C = {m, m, m, z, z, z};
+  return out;
+}
+
+/// P -= sum_k A_k B_k^T over a joint's d columns, for a sum that is symmetric (Eq. 12's
+/// U D^-1 U^T): its 21 distinct entries.
+template <class S, class F>
+PLUCKER_HOT inline void subtract_symmetric_products(ArticulatedT<S>& P, const F* A, const F* B, int d) {
+  auto product = [&](int r, int c) {
+    auto s = comp(A[0], r) * comp(B[0], c);
+    for (int k = 1; k < d; ++k) s += comp(A[k], r) * comp(B[k], c);
+    return s;
+  };
+  for (int a = 0; a < 3; ++a)
+    for (int b = a; b < 3; ++b) {
+      P.A.ref(a, b) -= product(a, b);
+      P.C.ref(a, b) -= product(3 + a, 3 + b);
+    }
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) P.B(a, b) -= product(a, 3 + b);
+}
+
+/// Eq. 12's parent update on packed inertias, target += X^T I X (X = B_X_A): A1 = E^T A E and
+/// C1 = E^T C E by their six entries (sandwich_sym), B1 = E^T B E, then the shift by r,
+///   B' = B1 + rx C1,  A' = A1 + rx B1^T - B' rx  (symmetric: its upper entries),  C' = C1:
+/// 186 multiplications and 159 additions for a general rotation, the hand count's.
+template <class Xf, class S, class T>
+PLUCKER_HOT inline void add_congruence(const Xf& X, const ArticulatedT<S>& I, ArticulatedT<T>& target) {
+  const auto E = as_m3(X.E);
+  const auto A1 = sandwich_sym(E, I.A), C1 = sandwich_sym(E, I.C);
+  const auto B1 = left_mul_t(E, right_mul(I.B, E));
+  const auto r = array3(X.r);
+  M3<T> B2;  // B1 + rx C1, column c: r x C1(:, c)
+  for (int c = 0; c < 3; ++c) {
+    const auto col = cross(r, V3<T>{{widen<T>(C1(0, c)), widen<T>(C1(1, c)), widen<T>(C1(2, c))}});
+    for (int k = 0; k < 3; ++k) B2(k, c) = B1(k, c) + col[k];
+  }
+  for (int c = 0; c < 3; ++c) {
+    const int i = (c + 1) % 3, j = (c + 2) % 3;  // r x e_c = r_j e_i - r_i e_j
+    for (int k = 0; k <= c; ++k) {
+      const int k1 = (k + 1) % 3, k2 = (k + 2) % 3;  // (rx B1^T)(k, c) = (r x B1(c, :))_k
+      target.A.ref(k, c) += A1(k, c) + (r[k1] * B1(c, k2) - r[k2] * B1(c, k1)) - (B2(k, i) * r[j] - B2(k, j) * r[i]);
+      target.C.ref(k, c) += C1(k, c);
+    }
+    for (int k = 0; k < 3; ++k) target.B(k, c) += B2(k, c);
   }
 }
 

@@ -60,13 +60,6 @@ struct InertiaT {
   const V3<S>& first_moment() const { return h; }
   const M3<S>& inertia_origin() const { return Ibar; }
 };
-/// Articulated-body inertia (symmetric 6x6, [angular; linear]) of W states.
-template <class S>
-struct Sym6T {
-  S m[6][6];
-  S& operator()(int r, int c) { return m[r][c]; }
-  const S& operator()(int r, int c) const { return m[r][c]; }
-};
 
 /// The container of each kind for a state scalar: the public types for one state.
 template <class S>
@@ -75,7 +68,6 @@ struct Types {
   using Force = ForceT<S>;
   using Transform = XformT<S>;
   using Inertia = InertiaT<S>;
-  using Articulated = Sym6T<S>;
 };
 template <>
 struct Types<double> {
@@ -83,7 +75,6 @@ struct Types<double> {
   using Force = plucker::Force;
   using Transform = plucker::Transform;
   using Inertia = RigidBodyInertia;
-  using Articulated = ArticulatedBodyInertia;
 };
 template <class S>
 using motion_t = typename Types<S>::Motion;
@@ -100,7 +91,7 @@ requires(std::is_same_v<T, Motion> || std::is_same_v<T, Force> || std::is_same_v
 };
 template <template <class> class Lanes, class S>
 struct scalar_of<Lanes<S>> {
-  using type = S;  // MotionT, ForceT, InertiaT, Sym6T
+  using type = S;  // MotionT, ForceT, InertiaT, ArticulatedT
 };
 template <class T>
 using scalar_t = typename scalar_of<std::decay_t<T>>::type;
