@@ -225,7 +225,8 @@ int main(int argc, char** argv) {
     plucker_flops_region(w, reps);
     std::cout << "kind=op name=" << op << " reps=" << reps << " check="
               << operands.out_f.linear.norm() + operands.out_m.linear.norm() + operands.I_out.mass() +
-                     operands.IA_out.matrix().trace()
+                     operands.IA_out.A.xx + operands.IA_out.A.yy + operands.IA_out.A.zz + operands.IA_out.C.xx +
+                     operands.IA_out.C.yy + operands.IA_out.C.zz
               << '\n';
     return 0;
   }

@@ -294,8 +294,9 @@ PLUCKER_HOT inline void add_congruence(const Xf& X, const I6& I, T6& target) req
 
 // ------------------------------------------------------------------ packed articulated-body inertia
 /// An articulated-body inertia [A B; B^T C] ([angular; linear]) by its 21 distinct entries: the
-/// symmetric A and C by six each, B by nine. The ABA works on this form, so that Eq. 12's
-/// products compute each distinct entry once, as the hand count does (docs/flops.md).
+/// symmetric A and C by six each, B by nine. The ABA and the innovations factorisation work on
+/// this form, so that Eq. 12's products compute each distinct entry once, as the hand count does
+/// (docs/flops.md), and no entry is stored twice.
 template <class S>
 struct ArticulatedT {
   Sym3<S> A;
