@@ -86,7 +86,8 @@ ABA_DIV = 1
 
 
 def congruence_note(ops):
-    """How the two congruences compare with their hand counts (measured kernels)."""
+    """Whether the two congruences come in under, at or over their hand counts (the numbers are
+    in the sentence before)."""
     notes = []
     for name, what in (("congruence_rigid", "Eq. 9's rigid congruence"),
                        ("congruence_articulated", "Eq. 12's articulated one")):
@@ -94,7 +95,7 @@ def congruence_note(ops):
         if name in ops and m is not None:
             ref = m + a
             rel = "under" if ops[name] < ref else "over" if ops[name] > ref else "at"
-            notes.append(f"{what} comes in {rel} its hand count ({ops[name]} against {ref})")
+            notes.append(f"{what} comes in {rel} its hand count")
     return (" " + "; ".join(notes) + ".") if notes else ""
 
 
